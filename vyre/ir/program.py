@@ -1,0 +1,108 @@
+"""Program: buffers, workgroup arrays, workgroup size and a body of statements."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from pydantic import Field, field_validator
+
+from .nodes import Node, Stmt
+from .types import Access, DataType
+
+
+class BufferDecl(Node):
+    """A storage or uniform buffer bound at ``@group(0) @binding(binding)``.
+
+    ``count`` fixes the element count; ``None`` means runtime-sized (the size of
+    the array given at dispatch).
+    """
+
+    name: str
+    binding: int
+    dtype: DataType
+    access: Access = Access.READ
+    count: int | None = None
+
+
+class WorkgroupDecl(Node):
+    """A ``var<workgroup>`` array shared by one workgroup."""
+
+    name: str
+    dtype: DataType
+    count: int
+
+
+class Program(Node):
+    name: str
+    buffers: list[BufferDecl] = Field(default_factory=list)
+    workgroup: list[WorkgroupDecl] = Field(default_factory=list)
+    workgroup_size: tuple[int, int, int] = (64, 1, 1)
+    body: list[Stmt] = Field(default_factory=list)
+
+    @field_validator("workgroup_size", mode="before")
+    @classmethod
+    def _pad_wg(cls, v):
+        if isinstance(v, int):
+            return (v, 1, 1)
+        v = tuple(v)
+        return v + (1,) * (3 - len(v)) if len(v) < 3 else v
+
+    # ---- buffer views ----------------------------------------------------
+    @property
+    def sorted_buffers(self) -> list[BufferDecl]:
+        return sorted(self.buffers, key=lambda b: b.binding)
+
+    @property
+    def input_buffers(self) -> list[BufferDecl]:
+        """Buffers the host supplies at dispatch, in binding order."""
+        return [b for b in self.sorted_buffers if b.access.readable]
+
+    @property
+    def output_buffers(self) -> list[BufferDecl]:
+        """Buffers returned by dispatch, in binding order."""
+        return [b for b in self.sorted_buffers if b.access.writable]
+
+    def buffer(self, name: str) -> BufferDecl:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    @property
+    def workgroup_invocations(self) -> int:
+        x, y, z = self.workgroup_size
+        return x * y * z
+
+    # ---- wire / identity / text -------------------------------------------
+    def to_wire(self) -> bytes:
+        from .wire import to_wire
+
+        return to_wire(self)
+
+    @classmethod
+    def from_wire(cls, data: bytes | str) -> "Program":
+        from .wire import from_wire
+
+        return from_wire(data)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 hex digest of the canonical wire bytes: stable across processes and machines."""
+        from .wire import fingerprint
+
+        return fingerprint(self)
+
+    def to_text(self) -> str:
+        from .text import program_to_text
+
+        return program_to_text(self)
+
+    def validate_program(self, *, limits=None) -> "Program":
+        """Raise :class:`vyre.errors.ValidationError` listing every problem; return self when valid."""
+        from .validate import validate
+
+        validate(self, limits=limits)
+        return self
+
+
+__all__ = ["BufferDecl", "WorkgroupDecl", "Program"]

@@ -1,0 +1,156 @@
+"""Data types of the vyre IR and their host (numpy) and storage layouts."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+
+class DataType(str, Enum):
+    """A value type. The string value is the WGSL spelling."""
+
+    U32 = "u32"
+    I32 = "i32"
+    F32 = "f32"
+    F16 = "f16"
+    BOOL = "bool"
+    VEC2_U32 = "vec2<u32>"
+    VEC3_U32 = "vec3<u32>"
+    VEC4_U32 = "vec4<u32>"
+    VEC2_I32 = "vec2<i32>"
+    VEC3_I32 = "vec3<i32>"
+    VEC4_I32 = "vec4<i32>"
+    VEC2_F32 = "vec2<f32>"
+    VEC3_F32 = "vec3<f32>"
+    VEC4_F32 = "vec4<f32>"
+    VEC2_F16 = "vec2<f16>"
+    VEC3_F16 = "vec3<f16>"
+    VEC4_F16 = "vec4<f16>"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+    # ---- structure -------------------------------------------------------
+    @property
+    def lanes(self) -> int:
+        """Number of components (1 for scalars)."""
+        return _LANES[self]
+
+    @property
+    def scalar(self) -> "DataType":
+        """The component type (itself for scalars)."""
+        return _SCALAR[self]
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def is_float(self) -> bool:
+        return self.scalar in (DataType.F32, DataType.F16)
+
+    @property
+    def is_int(self) -> bool:
+        return self.scalar in (DataType.U32, DataType.I32)
+
+    @property
+    def is_signed(self) -> bool:
+        return self.scalar in (DataType.I32, DataType.F32, DataType.F16)
+
+    @property
+    def is_bool(self) -> bool:
+        return self is DataType.BOOL
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_float or self.is_int
+
+    @property
+    def uses_f16(self) -> bool:
+        return self.scalar is DataType.F16
+
+    # ---- host and storage layout ---------------------------------------
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """numpy dtype of one component on the host (bool is numpy bool)."""
+        return np.dtype(_NUMPY[self.scalar])
+
+    @property
+    def storage_scalar(self) -> "DataType":
+        """Component type as stored in a buffer (bool is stored as one u32 word)."""
+        return DataType.U32 if self is DataType.BOOL else self.scalar
+
+    @property
+    def storage_lanes(self) -> int:
+        """Components per element in storage: vec3 is padded to 4 (WGSL array stride)."""
+        return 4 if self.lanes == 3 else self.lanes
+
+    @property
+    def element_nbytes(self) -> int:
+        """Bytes one element occupies in a storage array (its WGSL array stride)."""
+        return self.storage_lanes * np.dtype(_NUMPY[self.storage_scalar]).itemsize
+
+    @staticmethod
+    def vector(scalar: "DataType", lanes: int) -> "DataType":
+        if lanes == 1:
+            return scalar
+        return DataType(f"vec{lanes}<{scalar.value}>")
+
+    @staticmethod
+    def parse(value: "DataType | str") -> "DataType":
+        if isinstance(value, DataType):
+            return value
+        try:
+            return DataType(str(value).replace(" ", ""))
+        except ValueError:
+            raise ValueError(
+                f"unknown data type {value!r}; expected one of: " + ", ".join(d.value for d in DataType)
+            ) from None
+
+
+_NUMPY = {
+    DataType.U32: np.uint32,
+    DataType.I32: np.int32,
+    DataType.F32: np.float32,
+    DataType.F16: np.float16,
+    DataType.BOOL: np.bool_,
+}
+
+_LANES: dict[DataType, int] = {}
+_SCALAR: dict[DataType, DataType] = {}
+for _d in DataType:
+    if _d.value.startswith("vec"):
+        _LANES[_d] = int(_d.value[3])
+        _SCALAR[_d] = DataType(_d.value[5:-1])
+    else:
+        _LANES[_d] = 1
+        _SCALAR[_d] = _d
+
+SCALAR_TYPES = (DataType.U32, DataType.I32, DataType.F32, DataType.F16, DataType.BOOL)
+ATOMIC_TYPES = (DataType.U32, DataType.I32)
+
+
+class Access(str, Enum):
+    """How a shader may use a buffer."""
+
+    READ = "read"
+    READ_WRITE = "read_write"
+    WRITE = "write"
+    UNIFORM = "uniform"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+    @property
+    def readable(self) -> bool:
+        """The host supplies this buffer as an input."""
+        return self in (Access.READ, Access.READ_WRITE, Access.UNIFORM)
+
+    @property
+    def writable(self) -> bool:
+        """The shader may store into it; it is returned as an output."""
+        return self in (Access.READ_WRITE, Access.WRITE)
+
+
+__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES"]

@@ -1,0 +1,316 @@
+"""Type inference for IR expressions.
+
+One implementation serves the validator (which collects every problem), and the
+lowering and the interpreters (which only see valid programs and want types).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import ValidationError, ValidationIssue
+from .nodes import (
+    ARITH_BINOPS, AXIS_BUILTINS, BIT_BINOPS, COMPARE_BINOPS, FLOAT_UNOPS, INT_UNOPS, LOGIC_BINOPS,
+    SHIFT_BINOPS, Atomic, AtomicOp, Binary, BinOp, Bitcast, BufLen, Builtin, Cast, Extract, Fma, Lit,
+    Load, Select, Unary, UnOp, Var, VecNew,
+)
+from .program import BufferDecl, Program, WorkgroupDecl
+from .types import ATOMIC_TYPES, DataType
+
+Report = Callable[[str, object, str, str, str], None]  # (path, node, rule, message, fix)
+
+
+@dataclass
+class VarInfo:
+    dtype: DataType
+    mutable: bool
+
+
+@dataclass
+class TypeEnv:
+    """Names visible at one point of a program."""
+
+    buffers: dict[str, BufferDecl] = field(default_factory=dict)
+    workgroup: dict[str, WorkgroupDecl] = field(default_factory=dict)
+    scopes: list[dict[str, VarInfo]] = field(default_factory=lambda: [{}])
+
+    @classmethod
+    def for_program(cls, program: Program) -> "TypeEnv":
+        return cls(
+            buffers={b.name: b for b in program.buffers},
+            workgroup={w.name: w for w in program.workgroup},
+        )
+
+    def lookup(self, name: str) -> VarInfo | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def declare(self, name: str, dtype: DataType, mutable: bool) -> None:
+        self.scopes[-1][name] = VarInfo(dtype, mutable)
+
+    def push(self) -> None:
+        self.scopes.append({})
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    def array_dtype(self, name: str) -> DataType | None:
+        if name in self.buffers:
+            return self.buffers[name].dtype
+        if name in self.workgroup:
+            return self.workgroup[name].dtype
+        return None
+
+
+def _raise(path, node, rule, message, fix):
+    from .text import expr_to_text
+
+    text = expr_to_text(node) if node is not None else ""
+    raise ValidationError("<expr>", [ValidationIssue(rule, path or "<expr>", text, message, fix)])
+
+
+def infer(expr, env: TypeEnv, path: str = "", report: Report | None = None) -> DataType | None:
+    """Type of ``expr`` in ``env``. Problems go to ``report`` (and the result is None
+    when the type cannot be known); without ``report`` the first problem raises."""
+    rep = report or _raise
+    return _Infer(env, rep).visit(expr, path)
+
+
+class _Infer:
+    def __init__(self, env: TypeEnv, report: Report):
+        self.env = env
+        self.report = report
+
+    def bad(self, path, node, rule, message, fix) -> None:
+        self.report(path, node, rule, message, fix)
+        return None
+
+    def index(self, idx, path):
+        t = self.visit(idx, path)
+        if t is not None and t not in (DataType.U32, DataType.I32):
+            self.bad(path, idx, "type", f"an index must be u32 or i32, found {t.value}",
+                     "cast the index with .cast('u32')")
+
+    def visit(self, e, path: str) -> DataType | None:
+        m = getattr(self, "v_" + e.kind)
+        return m(e, path)
+
+    # ---- leaves ----
+    def v_lit(self, e: Lit, path):
+        d = e.dtype
+        if d.is_vector:
+            return self.bad(path, e, "type", "a literal must be a scalar", "build vectors with vec(...)")
+        v = e.value
+        if d is DataType.BOOL and not isinstance(v, bool):
+            return self.bad(path, e, "type", f"bool literal holds {v!r}", "use True or False")
+        if d.is_int:
+            if isinstance(v, bool) or not isinstance(v, int):
+                return self.bad(path, e, "type", f"{d.value} literal holds non-integer {v!r}",
+                                "use an integer value or a float type")
+            lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
+            if not lo <= v <= hi:
+                return self.bad(path, e, "type", f"{v} does not fit in {d.value} [{lo}, {hi}]",
+                                "use a value in range or a wider/other type")
+        if d.is_float and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            return self.bad(path, e, "type", f"{d.value} literal holds {v!r}", "use a number")
+        return d
+
+    def v_var(self, e: Var, path):
+        info = self.env.lookup(e.name)
+        if info is None:
+            return self.bad(path, e, "undefined", f"variable {e.name!r} is not defined here",
+                            f"declare it with b.let/b.var before use, or check the spelling of {e.name!r}")
+        return info.dtype
+
+    def v_load(self, e: Load, path):
+        self.index(e.index, path + ".index")
+        d = self.env.array_dtype(e.buffer)
+        if d is None:
+            return self.bad(path, e, "undefined", f"buffer {e.buffer!r} is not declared",
+                            "declare it with b.buffer(...) or b.workgroup_array(...)")
+        return d
+
+    def v_len(self, e: BufLen, path):
+        if e.buffer not in self.env.buffers and e.buffer not in self.env.workgroup:
+            return self.bad(path, e, "undefined", f"buffer {e.buffer!r} is not declared",
+                            "declare it with b.buffer(...)")
+        return DataType.U32
+
+    def v_builtin(self, e: Builtin, path):
+        if e.name in AXIS_BUILTINS:
+            if e.axis not in (0, 1, 2):
+                return self.bad(path, e, "type", f"built-in {e.name.value} needs axis 0, 1 or 2",
+                                f"use b.{e.name.value}(0) for the x component")
+        elif e.axis is not None:
+            return self.bad(path, e, "type", f"built-in {e.name.value} takes no axis", "drop the axis")
+        return DataType.U32
+
+    # ---- operators ----
+    def v_unary(self, e: Unary, path):
+        t = self.visit(e.arg, path + ".arg")
+        if t is None:
+            return None
+        op = e.op
+        ok = True
+        if op is UnOp.NEG:
+            ok = t.is_numeric and t.is_signed
+            need = "a signed numeric (i32, f32, f16) operand"
+        elif op is UnOp.NOT:
+            ok = t.is_bool or t.is_int
+            need = "a bool or integer operand"
+        elif op is UnOp.ABS:
+            ok = t.is_numeric
+            need = "a numeric operand"
+        elif op is UnOp.SIGN:
+            ok = t.is_float or t.scalar is DataType.I32
+            need = "a float or i32 operand"
+        elif op in FLOAT_UNOPS:
+            ok = t.is_float
+            need = "a float operand"
+        elif op in INT_UNOPS:
+            ok = t.is_int
+            need = "an integer operand"
+        if not ok:
+            return self.bad(path, e, "type", f"{op.value} needs {need}, found {t.value}",
+                            "cast the operand to a suitable type with .cast(...)")
+        return t
+
+    def v_binary(self, e: Binary, path):
+        lt = self.visit(e.lhs, path + ".lhs")
+        rt = self.visit(e.rhs, path + ".rhs")
+        if lt is None or rt is None:
+            return None
+        op = e.op
+        fix = "make both operands the same type, e.g. with .cast(...)"
+        if op in ARITH_BINOPS:
+            if not lt.is_numeric or not rt.is_numeric:
+                return self.bad(path, e, "type", f"{op.value} needs numeric operands, found {lt.value} and {rt.value}", fix)
+            if lt == rt:
+                return lt
+            if op not in (BinOp.MIN, BinOp.MAX) and lt.scalar == rt.scalar and (lt.is_vector != rt.is_vector):
+                return lt if lt.is_vector else rt
+            return self.bad(path, e, "type", f"{op.value} operands differ: {lt.value} and {rt.value}", fix)
+        if op is BinOp.POW:
+            if not lt.is_float or lt != rt:
+                return self.bad(path, e, "type", f"pow needs two floats of one type, found {lt.value} and {rt.value}", fix)
+            return lt
+        if op in BIT_BINOPS:
+            if not lt.is_int or lt != rt:
+                return self.bad(path, e, "type", f"{op.value} needs two integers of one type, found {lt.value} and {rt.value}", fix)
+            return lt
+        if op in SHIFT_BINOPS:
+            if not lt.is_int:
+                return self.bad(path, e, "type", f"{op.value} shifts integers, found {lt.value}", fix)
+            if rt != DataType.vector(DataType.U32, lt.lanes):
+                return self.bad(path, e, "type", f"the shift amount must be u32, found {rt.value}",
+                                "cast the shift amount with .cast('u32')")
+            return lt
+        if op in COMPARE_BINOPS:
+            if lt != rt or lt.is_vector:
+                return self.bad(path, e, "type", f"{op.value} compares two scalars of one type, found {lt.value} and {rt.value}", fix)
+            if lt.is_bool and op not in (BinOp.EQ, BinOp.NE):
+                return self.bad(path, e, "type", f"{op.value} cannot order bools", "compare bools with == or !=")
+            return DataType.BOOL
+        if op in LOGIC_BINOPS:
+            if lt is not DataType.BOOL or rt is not DataType.BOOL:
+                return self.bad(path, e, "type", f"logical {op.value} needs bool operands, found {lt.value} and {rt.value}",
+                                "compare integers first, e.g. (x != 0)")
+            return DataType.BOOL
+        return self.bad(path, e, "type", f"unknown operator {op}", "use a BinOp")  # pragma: no cover
+
+    def v_select(self, e: Select, path):
+        c = self.visit(e.cond, path + ".cond")
+        a = self.visit(e.if_true, path + ".if_true")
+        b = self.visit(e.if_false, path + ".if_false")
+        if c is not None and c is not DataType.BOOL:
+            self.bad(path + ".cond", e.cond, "type", f"select condition must be bool, found {c.value}",
+                     "compare it, e.g. (x != 0)")
+        if a is None or b is None:
+            return None
+        if a != b:
+            return self.bad(path, e, "type", f"select branches differ: {a.value} and {b.value}",
+                            "cast one branch so both have the same type")
+        return a
+
+    def v_cast(self, e: Cast, path):
+        t = self.visit(e.arg, path + ".arg")
+        if t is None:
+            return None
+        if t.lanes != e.dtype.lanes:
+            return self.bad(path, e, "type", f"cannot cast {t.value} to {e.dtype.value}: component counts differ",
+                            "cast between types with the same number of components")
+        return e.dtype
+
+    def v_bitcast(self, e: Bitcast, path):
+        t = self.visit(e.arg, path + ".arg")
+        if t is None:
+            return None
+        bits = lambda d: d.lanes * (16 if d.scalar is DataType.F16 else 32)  # noqa: E731
+        if t.is_bool or e.dtype.is_bool or bits(t) != bits(e.dtype):
+            return self.bad(path, e, "type", f"cannot bitcast {t.value} to {e.dtype.value}: sizes differ or bool",
+                            "bitcast between non-bool types of the same bit width")
+        return e.dtype
+
+    def v_fma(self, e: Fma, path):
+        ts = [self.visit(x, f"{path}.{n}") for x, n in ((e.a, "a"), (e.b, "b"), (e.c, "c"))]
+        if any(t is None for t in ts):
+            return None
+        if not ts[0].is_float or len(set(ts)) != 1:
+            return self.bad(path, e, "type", f"fma needs three floats of one type, found {', '.join(t.value for t in ts)}",
+                            "cast the operands to one float type")
+        return ts[0]
+
+    def v_atomic(self, e: Atomic, path):
+        self.index(e.index, path + ".index")
+        d = self.env.array_dtype(e.buffer)
+        if d is None:
+            return self.bad(path, e, "undefined", f"buffer {e.buffer!r} is not declared",
+                            "declare it with b.buffer(...) or b.workgroup_array(...)")
+        vt = self.visit(e.value, path + ".value") if e.value is not None else None
+        xt = self.visit(e.expected, path + ".expected") if e.expected is not None else None
+        if d not in ATOMIC_TYPES:
+            return self.bad(path, e, "atomic-type", f"atomic {e.op.value} on {e.buffer!r} of type {d.value}; atomics need u32 or i32",
+                            f"declare {e.buffer!r} as u32 or i32, or use a plain load/store")
+        if e.op is AtomicOp.LOAD:
+            if e.value is not None:
+                return self.bad(path, e, "type", "atomic load takes no value", "drop the value")
+            return d
+        if e.value is None:
+            return self.bad(path, e, "type", f"atomic {e.op.value} needs a value", "pass the operand")
+        if e.op is AtomicOp.COMPARE_EXCHANGE and e.expected is None:
+            return self.bad(path, e, "type", "compare_exchange needs an expected value", "pass expected=...")
+        if e.op is not AtomicOp.COMPARE_EXCHANGE and e.expected is not None:
+            return self.bad(path, e, "type", f"atomic {e.op.value} takes no expected value", "drop expected")
+        for t, n in ((vt, "value"), (xt, "expected")):
+            if t is not None and t != d:
+                self.bad(f"{path}.{n}", e, "type", f"atomic {n} is {t.value} but {e.buffer!r} holds {d.value}",
+                         f"cast the {n} with .cast('{d.value}')")
+        return d
+
+    def v_vec(self, e: VecNew, path):
+        if not e.dtype.is_vector:
+            return self.bad(path, e, "type", f"vec(...) builds vectors, {e.dtype.value} is a scalar", "use cast instead")
+        ts = [self.visit(a, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
+        if any(t is None for t in ts):
+            return None
+        if len(ts) not in (1, e.dtype.lanes) or any(t != e.dtype.scalar for t in ts):
+            return self.bad(path, e, "type",
+                            f"{e.dtype.value} needs 1 or {e.dtype.lanes} {e.dtype.scalar.value} components, found "
+                            + (", ".join(t.value for t in ts) or "none"),
+                            "pass scalars of the component type")
+        return e.dtype
+
+    def v_extract(self, e: Extract, path):
+        t = self.visit(e.arg, path + ".arg")
+        if t is None:
+            return None
+        if not t.is_vector or not 0 <= e.lane < t.lanes:
+            return self.bad(path, e, "type", f"cannot take component {e.lane} of {t.value}",
+                            "extract components 0..lanes-1 of a vector")
+        return t.scalar
+
+
+__all__ = ["TypeEnv", "VarInfo", "infer"]
