@@ -1,0 +1,260 @@
+"""Host-side dispatch planning shared by every backend.
+
+Turns (program, inputs, config) into a :class:`DispatchPlan`: every buffer's element
+count and storage bytes, and the logical grid. All input checking happens here, before
+any GPU work, and raises :class:`vyre.errors.DispatchError`.
+
+Storage layout (what the GPU sees, what the reference interpreter works on):
+    * bool is one u32 word (0 or 1);
+    * vec3 elements are padded to 4 components (WGSL array stride is 16 bytes);
+    * every buffer is at least 4 bytes and a multiple of 4 bytes (f16 arrays are padded).
+
+Hidden parameters (a uniform at ``@group(1) @binding(0)``, see :func:`params_words`)::
+
+    struct VyreParams { grid: vec4<u32>, lens: array<vec4<u32>, L> }
+
+``grid.xyz`` is the logical grid, ``grid.w`` its total workgroup count, and
+``lens[k / 4][k % 4]`` the element count of the k-th buffer in binding order
+(``L = max(1, ceil(n_buffers / 4))``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DispatchError
+from ..ir.program import BufferDecl, Program
+from ..ir.types import Access, DataType
+from .config import DispatchConfig
+
+MAX_WORKGROUPS_PER_DIM = 65535
+
+
+@dataclass
+class BufferPlan:
+    decl: BufferDecl
+    index: int  # position in binding order
+    count: int  # logical element count
+    nbytes: int  # bytes to allocate (>= 4, multiple of 4)
+    data: np.ndarray | None  # input in storage layout (1-D, storage dtype), None for write-only
+
+    @property
+    def is_input(self) -> bool:
+        return self.decl.access.readable
+
+    @property
+    def is_output(self) -> bool:
+        return self.decl.access.writable
+
+
+@dataclass
+class DispatchPlan:
+    program: Program
+    buffers: list[BufferPlan]  # binding order
+    grid: tuple[int, int, int]  # logical workgroups
+
+    @property
+    def total_workgroups(self) -> int:
+        x, y, z = self.grid
+        return x * y * z
+
+    @property
+    def outputs(self) -> list[BufferPlan]:
+        return [b for b in self.buffers if b.is_output]
+
+
+def storage_dtype(dtype: DataType) -> np.dtype:
+    return dtype.storage_scalar.numpy_dtype
+
+
+def storage_nbytes(dtype: DataType, count: int) -> int:
+    raw = count * dtype.element_nbytes
+    return max(4, (raw + 3) // 4 * 4)
+
+
+def _as_array(name: str, value) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        return np.asarray(memoryview(value))
+    except TypeError:
+        pass
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # pragma: no cover - numpy accepts nearly anything
+        raise DispatchError(f"input {name!r} is not an array: {exc}") from None
+
+
+def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
+    """Check one host input against its declaration; return (storage array, element count)."""
+    arr = _as_array(decl.name, value)
+    d = decl.dtype
+    want = d.numpy_dtype
+    if arr.dtype != want:
+        raise DispatchError(
+            f"input {decl.name!r} has dtype {arr.dtype}, but the buffer is declared {d.value}",
+            fix=f"pass a numpy array of dtype {want} (e.g. arr.astype(np.{want.name}))",
+        )
+    lanes = d.lanes
+    if lanes == 1:
+        if arr.ndim > 1:
+            arr = arr.reshape(-1)
+        count = arr.size
+    else:
+        if arr.ndim >= 2 and arr.shape[-1] == lanes:
+            count = arr.size // lanes
+        elif arr.ndim == 1 and arr.size % lanes == 0:
+            count = arr.size // lanes
+        else:
+            raise DispatchError(
+                f"input {decl.name!r} has shape {arr.shape}, which is not a whole number of {d.value} elements",
+                fix=f"pass shape (n, {lanes}) or a flat array of n*{lanes} components",
+            )
+        arr = arr.reshape(count, lanes)
+    if decl.count is not None and count != decl.count:
+        raise DispatchError(
+            f"input {decl.name!r} has {count} elements, but the buffer is declared with count={decl.count}",
+            fix=f"pass exactly {decl.count} elements",
+        )
+    if d is DataType.BOOL:
+        arr = arr.astype(np.uint32)
+    if lanes == 3:
+        padded = np.zeros((count, 4), dtype=arr.dtype)
+        padded[:, :3] = arr
+        arr = padded
+    return np.ascontiguousarray(arr).reshape(-1), count
+
+
+def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
+    """Turn storage bytes (or a storage-dtype array) back into the host array of ``count`` elements."""
+    d = decl.dtype
+    flat = np.frombuffer(raw, dtype=storage_dtype(d)) if not isinstance(raw, np.ndarray) else raw.view(storage_dtype(d)).reshape(-1)
+    n = count * d.storage_lanes
+    flat = flat[:n]
+    if d.lanes == 1:
+        out = flat
+    else:
+        out = flat.reshape(count, d.storage_lanes)[:, : d.lanes]
+    if d is DataType.BOOL:
+        return out != 0
+    return np.array(out, copy=True)
+
+
+def _normalize_inputs(program: Program, inputs) -> list:
+    ins = program.input_buffers
+    if inputs is None:
+        inputs = []
+    if isinstance(inputs, Mapping):
+        unknown = sorted(set(inputs) - {b.name for b in ins})
+        missing = [b.name for b in ins if b.name not in inputs]
+        if unknown or missing:
+            raise DispatchError(
+                f"program {program.name!r} inputs by name: missing {missing}, unknown {unknown}",
+                fix="pass one array for each of: " + ", ".join(b.name for b in ins),
+            )
+        return [inputs[b.name] for b in ins]
+    if isinstance(inputs, np.ndarray) or not isinstance(inputs, Sequence):
+        inputs = [inputs]
+    if len(inputs) != len(ins):
+        raise DispatchError(
+            f"program {program.name!r} takes {len(ins)} input(s) ({', '.join(b.name for b in ins) or 'none'}), "
+            f"got {len(inputs)}",
+            fix="pass one array per read, read_write or uniform buffer, in binding order (or a dict by name)",
+        )
+    return list(inputs)
+
+
+def default_grid(program: Program, first_count: int) -> tuple[int, int, int]:
+    per = program.workgroup_invocations
+    return (max(1, math.ceil(first_count / per)) if first_count > 0 else 1, 1, 1)
+
+
+def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None,
+                  max_storage_bytes: int | None = None) -> DispatchPlan:
+    """Check inputs against the program and size every buffer. Raises DispatchError."""
+    config = config or DispatchConfig()
+    values = _normalize_inputs(program, inputs)
+    staged: dict[str, tuple[np.ndarray, int]] = {}
+    for decl, value in zip(program.input_buffers, values):
+        staged[decl.name] = host_to_storage(decl, value)
+    unknown = sorted(set(config.counts) - {b.name for b in program.buffers})
+    if unknown:
+        raise DispatchError(f"DispatchConfig.counts names unknown buffer(s) {unknown}",
+                            fix="use names of the program's write buffers")
+    first_input_count = next(iter(staged.values()))[1] if staged else None
+    plans: list[BufferPlan] = []
+    for k, decl in enumerate(program.sorted_buffers):
+        if decl.name in staged:
+            data, count = staged[decl.name]
+        else:
+            data = None
+            if decl.count is not None:
+                count = decl.count
+            elif decl.name in config.counts:
+                count = int(config.counts[decl.name])
+            elif first_input_count is not None:
+                count = first_input_count
+            else:
+                raise DispatchError(
+                    f"write buffer {decl.name!r} is runtime-sized and the program has no input to size it from",
+                    fix=f"declare it with count=..., or pass DispatchConfig(counts={{{decl.name!r}: n}})",
+                )
+            if count < 0:
+                raise DispatchError(f"count of {decl.name!r} must be >= 0, got {count}")
+        nbytes = storage_nbytes(decl.dtype, count)
+        if max_storage_bytes is not None and decl.access is not Access.UNIFORM and nbytes > max_storage_bytes:
+            raise DispatchError(
+                f"buffer {decl.name!r} needs {nbytes} bytes, over this adapter's storage binding limit "
+                f"of {max_storage_bytes} bytes",
+                fix="split the work into smaller dispatches",
+            )
+        plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=nbytes, data=data))
+    if config.grid is not None:
+        grid = tuple(int(g) for g in config.grid)
+    else:
+        outs = [p for p in plans if p.is_output]
+        basis = outs[0].count if outs else (plans[0].count if plans else 1)
+        grid = default_grid(program, basis)
+    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+
+
+def fold_grid(grid: tuple[int, int, int], max_per_dim: int = MAX_WORKGROUPS_PER_DIM) -> tuple[int, int, int]:
+    """Workgroup counts to dispatch for a logical grid: its total folded into x, y, z.
+
+    The shader recomputes the logical ids from the linear workgroup index and returns
+    early from the surplus workgroups, so the result is always correct.
+    """
+    total = grid[0] * grid[1] * grid[2]
+    if total == 0:
+        return (0, 0, 0)
+    x = min(total, max_per_dim)
+    y = min(math.ceil(total / x), max_per_dim)
+    z = math.ceil(total / (x * y))
+    if z > max_per_dim:
+        raise DispatchError(
+            f"grid {grid} has {total} workgroups, more than {max_per_dim}^3 can address",
+            fix="use larger workgroups or a grid-stride loop",
+        )
+    return (x, y, z)
+
+
+def params_words(plan: DispatchPlan) -> np.ndarray:
+    """The hidden uniform's contents (u32 words), see the module docstring."""
+    n = len(plan.buffers)
+    L = max(1, math.ceil(n / 4))
+    words = np.zeros(4 + 4 * L, dtype=np.uint32)
+    words[0:3] = plan.grid
+    words[3] = min(plan.total_workgroups, 2**32 - 1)
+    for b in plan.buffers:
+        words[4 + b.index] = b.count
+    return words
+
+
+__all__ = [
+    "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
+    "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
+]
