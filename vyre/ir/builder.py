@@ -213,27 +213,31 @@ class BufRef:
         return Val(self.b, BufLen(buffer=self.name))
 
     # ---- atomics: executed where written, evaluate to the old value ----
-    def _atomic(self, op: AtomicOp, index, value=None, expected=None) -> Val:
+    def _atomic(self, op: AtomicOp, index, value=None, expected=None, discard=False) -> Val | None:
         node = Atomic(
             op=op, buffer=self.name, index=self.b._index(index).node,
             value=None if value is None else self.b._coerce(value, dtype=self.dtype).node,
             expected=None if expected is None else self.b._coerce(expected, dtype=self.dtype).node,
         )
+        if discard:
+            self.b.eval(Val(self.b, node))
+            return None
         return self.b.let(Val(self.b, node), name=self.b._fresh("_old"))
 
-    def atomic_add(self, i, v): return self._atomic(AtomicOp.ADD, i, v)
-    def atomic_sub(self, i, v): return self._atomic(AtomicOp.SUB, i, v)
-    def atomic_min(self, i, v): return self._atomic(AtomicOp.MIN, i, v)
-    def atomic_max(self, i, v): return self._atomic(AtomicOp.MAX, i, v)
-    def atomic_and(self, i, v): return self._atomic(AtomicOp.AND, i, v)
-    def atomic_or(self, i, v): return self._atomic(AtomicOp.OR, i, v)
-    def atomic_xor(self, i, v): return self._atomic(AtomicOp.XOR, i, v)
-    def atomic_exchange(self, i, v): return self._atomic(AtomicOp.EXCHANGE, i, v)
+    # ``discard=True`` drops the old value (an Eval statement instead of a let).
+    def atomic_add(self, i, v, discard=False): return self._atomic(AtomicOp.ADD, i, v, discard=discard)
+    def atomic_sub(self, i, v, discard=False): return self._atomic(AtomicOp.SUB, i, v, discard=discard)
+    def atomic_min(self, i, v, discard=False): return self._atomic(AtomicOp.MIN, i, v, discard=discard)
+    def atomic_max(self, i, v, discard=False): return self._atomic(AtomicOp.MAX, i, v, discard=discard)
+    def atomic_and(self, i, v, discard=False): return self._atomic(AtomicOp.AND, i, v, discard=discard)
+    def atomic_or(self, i, v, discard=False): return self._atomic(AtomicOp.OR, i, v, discard=discard)
+    def atomic_xor(self, i, v, discard=False): return self._atomic(AtomicOp.XOR, i, v, discard=discard)
+    def atomic_exchange(self, i, v, discard=False): return self._atomic(AtomicOp.EXCHANGE, i, v, discard=discard)
     def atomic_load(self, i): return self._atomic(AtomicOp.LOAD, i)
 
-    def atomic_compare_exchange(self, i, expected, v) -> Val:
+    def atomic_compare_exchange(self, i, expected, v, discard=False) -> Val | None:
         """Store ``v`` if the slot holds ``expected``; evaluates to the old value."""
-        return self._atomic(AtomicOp.COMPARE_EXCHANGE, i, v, expected)
+        return self._atomic(AtomicOp.COMPARE_EXCHANGE, i, v, expected, discard=discard)
 
 
 class ProgramBuilder:

@@ -1,0 +1,61 @@
+"""Every catalogue program gives the same answer on the reference interpreter and on wgpu."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from programs import CASES
+from vyre.ir.nodes import EXPR_TYPES, STMT_TYPES, AtomicOp, BinOp, UnOp
+
+
+def _walk(nodes):
+    for n in nodes:
+        yield n
+        for name in type(n).model_fields:
+            v = getattr(n, name)
+            if isinstance(v, list):
+                yield from _walk([x for x in v if hasattr(x, "kind")])
+            elif hasattr(v, "kind"):
+                yield from _walk([v])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_parity(case, gpu, reference):
+    if "shader-f16" in case.needs and not gpu.supports_f16():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the CI adapter (lavapipe) must support shader-f16")
+        pytest.skip("adapter lacks shader-f16")
+    program, inputs, config = case.build()
+    want = reference.dispatch(program, inputs, config)
+    got = gpu.dispatch(program, inputs, config)
+    assert len(got) == len(want) == len(program.output_buffers)
+    for decl, g, w in zip(program.output_buffers, got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, decl.name
+        if decl.dtype.is_float:
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=case.rtol,
+                                       atol=case.atol, equal_nan=True, err_msg=f"{case.name}: {decl.name}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"{case.name}: {decl.name}")
+
+
+def test_catalogue_covers_every_node_kind():
+    kinds, unops, binops, atomics = set(), set(), set(), set()
+    for case in CASES:
+        program = case.build()[0]
+        for n in _walk(program.body):
+            kinds.add(type(n))
+            if n.kind == "unary":
+                unops.add(n.op)
+            elif n.kind == "binary":
+                binops.add(n.op)
+            elif n.kind == "atomic":
+                atomics.add(n.op)
+    missing = {t.__name__ for t in EXPR_TYPES + STMT_TYPES} - {t.__name__ for t in kinds}
+    assert not missing, f"no parity program uses {sorted(missing)}"
+    assert set(UnOp) - unops == set(), sorted(set(UnOp) - unops)
+    assert set(BinOp) - binops == set(), sorted(set(BinOp) - binops)
+    assert set(AtomicOp) - atomics == set(), sorted(set(AtomicOp) - atomics)
+    assert len(CASES) >= 25
