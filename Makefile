@@ -1,0 +1,57 @@
+# vyre: set-up and checks. Two commands work on a fresh Debian 12 machine:
+#   make demo   install, then run the saxpy job on the default adapter (python -m vyre.demo)
+#   make test   install, then run the test suite
+# Python packages go into .venv from PyPI, Debian packages come from apt-get when the machine
+# lacks them: nothing relies on packages installed by hand.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.vyre-installed
+PYTEST_ARGS ?= -q
+
+# The lavapipe Vulkan driver (CPU) and, through its dependencies, the Vulkan loader.
+VULKAN_DEBS := mesa-vulkan-drivers
+# ensurepip for `python3 -m venv` on Debian's python3.
+VENV_DEBS   := python3-venv
+
+# $(call apt_install,packages): apt-get as root, through sudo when not root, else say what to run.
+apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; \
+	else echo "vyre: cannot install $(1): run as root: apt-get update && apt-get install -y $(1)" >&2; exit 1; fi; \
+	echo "vyre: installing $(1) with apt-get"; \
+	$$sudo apt-get update -q && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1)
+
+.PHONY: help install vulkan demo test clean
+
+help:
+	@echo "make demo   - install, then run the saxpy demo on the default adapter"
+	@echo "make test   - install, then run the tests"
+	@echo "make clean  - remove .venv and caches"
+
+# The venv and the editable install with test extras; redone only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); $(call apt_install,$(VENV_DEBS)); \
+		$(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+# wgpu needs a Vulkan driver (ICD) and loader. lavapipe runs on the CPU: every machine gets an adapter.
+vulkan:
+	@icd=""; for f in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do [ -e "$$f" ] && icd=1; done; \
+	loader=""; for f in /usr/lib/*/libvulkan.so.1 /usr/lib/libvulkan.so.1 /usr/lib64/libvulkan.so.1; do \
+		[ -e "$$f" ] && loader=1; done; \
+	if [ -z "$$icd" ] || [ -z "$$loader" ]; then $(call apt_install,$(VULKAN_DEBS)); fi
+
+install: $(STAMP) vulkan
+
+demo: install
+	$(PY) -m vyre.demo
+
+test: install
+	XDG_RUNTIME_DIR="$${XDG_RUNTIME_DIR:-/tmp}" $(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

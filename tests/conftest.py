@@ -1,0 +1,82 @@
+"""Shared test configuration.
+
+Fixtures:
+    gpu (alias wgpu_backend)  the session's ``vyre.WgpuBackend``, acquired once. Without an
+                              adapter the test is skipped, except under ``CI=true``, where it
+                              fails: CI must exercise the GPU path. Under CI the adapter must
+                              also be lavapipe (Vulkan, device name containing "llvmpipe";
+                              set ``VYRE_EXPECT_ADAPTER`` to expect another device name).
+    reference                 a ``vyre.ReferenceBackend()``.
+    assert_parity             ``assert_parity(program, inputs, *, rtol=None, atol=None, config=None)``:
+                              runs both backends, compares every output (see tests/parity.py),
+                              returns the GPU outputs.
+
+Hypothesis profiles: "ci" (deterministic, 50 examples, no deadline; loaded when CI=true)
+and "dev" (the default otherwise).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+# wgpu/Vulkan loaders warn without a runtime dir; set it before anything loads them.
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import vyre  # noqa: E402
+from parity import assert_parity as _assert_parity  # noqa: E402
+
+IN_CI = os.environ.get("CI") == "true"
+
+settings.register_profile(
+    "ci", deadline=None, derandomize=True, max_examples=50, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if IN_CI else os.environ.get("VYRE_HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_report_header(config):
+    expect = os.environ.get("VYRE_EXPECT_ADAPTER", "llvmpipe")
+    return f"vyre: CI={IN_CI} (GPU tests {'fail' if IN_CI else 'skip'} without an adapter; CI expects {expect!r})"
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    from vyre.errors import NoAdapterError
+
+    try:
+        backend = vyre.WgpuBackend.acquire()
+    except NoAdapterError as exc:
+        if IN_CI:
+            pytest.fail(f"CI=true but no GPU adapter was found: {exc}", pytrace=False)
+        pytest.skip(f"no GPU adapter: {exc}")
+    if IN_CI:
+        info = backend.adapter_info
+        expect = os.environ.get("VYRE_EXPECT_ADAPTER", "llvmpipe")
+        backend_type = str(info.get("backend_type", ""))
+        device = str(info.get("device", ""))
+        assert backend_type.lower() == "vulkan", f"CI expects a Vulkan adapter, got {info}"
+        assert expect.lower() in device.lower(), (
+            f"CI expects the adapter {expect!r} (set VYRE_EXPECT_ADAPTER to change), got {info}"
+        )
+    return backend
+
+
+@pytest.fixture(scope="session")
+def wgpu_backend(gpu):
+    return gpu
+
+
+@pytest.fixture(scope="session")
+def reference():
+    return vyre.ReferenceBackend()
+
+
+@pytest.fixture(scope="session")
+def assert_parity(gpu, reference):
+    """``assert_parity(program, inputs, *, rtol=None, atol=None, config=None) -> gpu outputs``."""
+    return functools.partial(_assert_parity, gpu, reference)
