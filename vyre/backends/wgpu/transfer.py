@@ -1,0 +1,188 @@
+"""Host <-> GPU transfers and device buffer reuse.
+
+* :class:`Staging` owns one MAP_WRITE upload buffer and one MAP_READ readback buffer per
+  device, grown (powers of two) when a dispatch needs more and reused otherwise.
+  Readback copies every output into the readback buffer inside the dispatch's command
+  encoder, maps it once and reads it with ``read_mapped(copy=False)``.
+* Uploads: inputs of a dispatch whose total is above ``map_threshold`` bytes go through the
+  mapped staging buffer (measured 5x faster than ``queue.write_buffer`` at 64 MiB on
+  lavapipe); below it (and for buffers under ``small_buffer`` bytes) ``queue.write_buffer``
+  is used, because mapping costs a device round trip (~70-80 µs) that a 1 KiB write (~6 µs)
+  does not.
+* :class:`ResourceSet` holds the device buffers of one compiled pipeline (one per binding,
+  grown when too small) and the bind groups made from them, keyed by the exact buffer
+  objects, so a repeated dispatch creates no buffer and no bind group.
+
+All methods run under the backend's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ALIGN = 16  # offsets inside staging buffers (mapping needs 8, copies 4)
+MIN_STAGING = 64 << 10
+
+
+def align(n: int, a: int = ALIGN) -> int:
+    return (n + a - 1) // a * a
+
+
+def grow_size(need: int, cap: int | None) -> int:
+    """Next power of two >= need (at least MIN_STAGING), but not above cap when need fits under it."""
+    need = align(max(need, 4), ALIGN)
+    size = max(MIN_STAGING, 1 << (need - 1).bit_length())
+    if cap is not None and size > cap:
+        size = max(need, cap // ALIGN * ALIGN)
+    return size
+
+
+def as_bytes4(data: np.ndarray) -> np.ndarray:
+    """A 1-D uint8 view of ``data`` padded with zeros to a multiple of 4 bytes (copy only when padding)."""
+    raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    if raw.nbytes % 4:
+        padded = np.zeros(align(raw.nbytes, 4), dtype=np.uint8)
+        padded[: raw.nbytes] = raw
+        return padded
+    return raw
+
+
+class Stats(dict):
+    """Counters (a dict subclass so ``backend.stats()`` can copy it)."""
+
+    def bump(self, key: str, n: int = 1) -> None:
+        self[key] = self.get(key, 0) + n
+
+
+def _map_read_mode():
+    """``READ_NOSYNC`` skips the empty submit wgpu-py 0.32 adds before mapping for read (a workaround for
+    reading buffers never submitted to; we always submit the copy first). Falls back to plain READ."""
+    return "READ_NOSYNC"
+
+
+class Staging:
+    """Reused upload (MAP_WRITE | COPY_SRC) and readback (MAP_READ | COPY_DST) buffers of one device."""
+
+    def __init__(self, device, stats: Stats, max_buffer_size: int | None = None):
+        self.device = device
+        self.stats = stats
+        self.max_buffer_size = max_buffer_size
+        self.upload = None
+        self.readback = None
+        self._read_mode = None
+
+    def _create(self, size: int, usage, label: str):
+        self.stats.bump("staging_buffers_created")
+        self.stats.bump("buffers_created")
+        return self.device.create_buffer(label=label, size=size, usage=usage)
+
+    def ensure_upload(self, nbytes: int):
+        import wgpu
+
+        if self.upload is None or self.upload.size < nbytes:
+            if self.upload is not None:
+                self.upload.destroy()
+            self.upload = None
+            size = grow_size(nbytes, self.max_buffer_size)
+            self.upload = self._create(size, wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, "vyre-upload")
+        return self.upload
+
+    def ensure_readback(self, nbytes: int):
+        import wgpu
+
+        if self.readback is None or self.readback.size < nbytes:
+            if self.readback is not None:
+                self.readback.destroy()
+            self.readback = None
+            size = grow_size(nbytes, self.max_buffer_size)
+            self.readback = self._create(size, wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, "vyre-readback")
+        return self.readback
+
+    def map_upload(self, nbytes: int):
+        import wgpu
+
+        buf = self.ensure_upload(nbytes)
+        buf.map_sync(wgpu.MapMode.WRITE, 0, align(nbytes, ALIGN))
+        return buf
+
+    def map_readback(self, nbytes: int):
+        import wgpu
+
+        buf = self.readback
+        size = align(nbytes, ALIGN)
+        if self._read_mode is None:
+            try:
+                buf.map_sync(_map_read_mode(), 0, size)
+                self._read_mode = _map_read_mode()
+                return buf
+            except (ValueError, KeyError, TypeError, AttributeError):
+                self._read_mode = wgpu.MapMode.READ
+        buf.map_sync(self._read_mode, 0, size)
+        return buf
+
+    def reset(self) -> None:
+        """Drop both buffers (after an error that may have left one mapped)."""
+        for buf in (self.upload, self.readback):
+            if buf is None:
+                continue
+            try:
+                if str(buf.map_state) == "mapped":
+                    buf.unmap()
+            except Exception:
+                pass
+        self.upload = None
+        self.readback = None
+
+    def release(self) -> None:
+        for buf in (self.upload, self.readback):
+            if buf is not None:
+                try:
+                    buf.destroy()
+                except Exception:
+                    pass
+        self.upload = None
+        self.readback = None
+
+
+@dataclass
+class ResourceSet:
+    """Device buffers and bind groups of one compiled pipeline, reused across dispatches."""
+
+    buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
+    params: object = None  # the hidden uniform buffer
+    bind_key: tuple = ()
+    bind_groups: list = field(default_factory=list)
+
+    def nbytes(self) -> int:
+        total = sum(b.size for b in self.buffers if b is not None)
+        return total + (self.params.size if self.params is not None else 0)
+
+    def release(self) -> None:
+        for b in [*self.buffers, self.params]:
+            if b is not None:
+                try:
+                    b.destroy()
+                except Exception:
+                    pass
+        self.buffers = []
+        self.params = None
+        self.bind_key = ()
+        self.bind_groups = []
+
+
+def device_buffer_size(nbytes: int, uniform: bool, cap: int | None) -> int:
+    """Allocation size for a binding that needs ``nbytes``: grown geometrically (1.5x steps above
+    the need, power-of-two below 1 MiB) so that repeated dispatches with slowly growing inputs
+    do not reallocate every time; uniforms are rounded to 16 bytes only."""
+    need = max(16, align(nbytes, 16))
+    if uniform:
+        return need
+    size = 1 << (need - 1).bit_length() if need <= (1 << 20) else align(need + need // 2, 256)
+    if cap is not None and size > cap:
+        size = max(need, cap // 16 * 16)
+    return size
+
+
+__all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "device_buffer_size", "grow_size"]
