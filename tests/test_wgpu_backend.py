@@ -669,3 +669,16 @@ def test_clear_cache_and_stats(hand):
     ins = saxpy_inputs(32, seed=9)
     (y,) = hand.dispatch(saxpy_program(), ins)
     np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6)
+
+
+def test_pool_budget_releases_lru_buffers(monkeypatch):
+    b = _acquire(lower=handwritten_lower)
+    monkeypatch.setattr(b, "pool_budget_bytes", 1)
+    p1, p2 = saxpy_program(), iota_program()
+    for _ in range(2):
+        ins = saxpy_inputs(100)
+        (y,) = b.dispatch(p1, ins)
+        np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6)
+        (o,) = b.dispatch(p2, [], DispatchConfig(counts={"out": 100}))
+        np.testing.assert_array_equal(o, np.arange(100, dtype=np.uint32))
+    assert b.stats().get("pool_releases", 0) >= 3

@@ -78,6 +78,9 @@ class WgpuBackend:
     upload_map_threshold = 512 << 10
     #: With the mapped path on, buffers smaller than this still use queue.write_buffer.
     upload_small_buffer = 64 << 10
+    #: Pooled device buffers (kept per compiled pipeline for reuse) above this total are released,
+    #: least recently used pipeline first.
+    pool_budget_bytes = 1 << 30
 
     _shared: "WgpuBackend | None" = None
     _shared_lock = threading.Lock()
@@ -90,6 +93,7 @@ class WgpuBackend:
         self._validate_fn: Any = _MISSING
         self._validated: set[str] = set()
         self._lost = False
+        self._use_clock = 0
         self._open_device()
 
     # ---- construction -------------------------------------------------------
@@ -310,8 +314,11 @@ class WgpuBackend:
             self._check_alive()
             try:
                 return self._run(compiled, plan, groups, label)
-            except Exception as exc:
-                self._staging.reset()
+            except BaseException as exc:
+                self._staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
+                compiled.resources.last_words = None
+                if not isinstance(exc, Exception):
+                    raise
                 err = translate_error(exc, stage="dispatch", wgsl=compiled.wgsl, program=program.name)
                 if isinstance(err, DeviceLostError):
                     self._lost = True
@@ -342,6 +349,7 @@ class WgpuBackend:
         bufs = res.buffers
         if len(bufs) < len(plan.buffers):
             bufs.extend([None] * (len(plan.buffers) - len(bufs)))
+        created = False
         storage_cap = self.max_storage_bytes_limit
         uniform_cap = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
         retired = []
@@ -354,6 +362,7 @@ class WgpuBackend:
             size = device_buffer_size(b.nbytes, uniform, uniform_cap if uniform else storage_cap)
             usage = (BU.UNIFORM | BU.COPY_DST) if uniform else (BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
             bufs[b.index] = dev.create_buffer(label=f"{compiled.program_name}.{b.decl.name}", size=size, usage=usage)
+            created = True
             self._stats.bump("buffers_created")
             if cur is not None:
                 retired.append(cur)
@@ -362,6 +371,7 @@ class WgpuBackend:
                 retired.append(res.params)
             res.params = dev.create_buffer(label=f"{compiled.program_name}._vyre", size=max(16, words.nbytes),
                                            usage=BU.UNIFORM | BU.COPY_DST)
+            res.last_words = None
             self._stats.bump("buffers_created")
         key = (*bufs, res.params)
         if res.bind_groups == [] or key != res.bind_key:
@@ -378,7 +388,24 @@ class WgpuBackend:
             res.bind_key = key
         for old in retired:
             old.destroy()
+        if created:
+            self._trim_pool(keep=compiled)
         return bufs
+
+    def _trim_pool(self, keep: CompiledPipeline) -> None:
+        """Release the pooled buffers of the least recently used pipelines while the pool is over budget."""
+        pipelines = list(self._cache.pipelines.values())
+        total = sum(p.resources.nbytes() for p in pipelines)
+        if total <= self.pool_budget_bytes:
+            return
+        for p in sorted(pipelines, key=lambda p: p.last_used):
+            if p is keep or not p.resources.buffers:
+                continue
+            total -= p.resources.nbytes()
+            p.resources.release()
+            self._stats.bump("pool_releases")
+            if total <= self.pool_budget_bytes:
+                break
 
     def _run(self, compiled: CompiledPipeline, plan: DispatchPlan, groups: tuple[int, int, int], label: str):
         dev, queue, staging = self._device, self._queue, self._staging
@@ -399,7 +426,10 @@ class WgpuBackend:
             queue.write_buffer(buf, 0, d)
         self._stats.bump("uploads_direct", len(direct))
         self._stats.bump("uploads_mapped", len(mapped))
-        queue.write_buffer(res.params, 0, words)
+        if res.last_words is None or not np.array_equal(res.last_words, words):
+            res.last_words = None
+            queue.write_buffer(res.params, 0, words)
+            res.last_words = words
         encoder = dev.create_command_encoder(label=label)
         if mapped:
             need = sum(align(d.nbytes, ALIGN) for _, d in mapped)
@@ -440,6 +470,8 @@ class WgpuBackend:
         queue.submit([encoder.finish()])
         self._stats.bump("dispatches")
         compiled.uses += 1
+        self._use_clock += 1
+        compiled.last_used = self._use_clock
         if not outs:
             self._wait_idle()
             return []

@@ -42,6 +42,7 @@ class CompiledPipeline:
     groups: list  # index = bind group number -> list[Slot]
     resources: ResourceSet = field(default_factory=ResourceSet)
     uses: int = 0
+    last_used: int = 0
 
     @property
     def wgsl(self) -> str:

@@ -65,6 +65,8 @@ def _map_read_mode():
 class Staging:
     """Reused upload (MAP_WRITE | COPY_SRC) and readback (MAP_READ | COPY_DST) buffers of one device."""
 
+    self_poll = True
+
     def __init__(self, device, stats: Stats, max_buffer_size: int | None = None):
         self.device = device
         self.stats = stats
@@ -100,11 +102,20 @@ class Staging:
             self.readback = self._create(size, wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, "vyre-readback")
         return self.readback
 
+    def _map(self, buf, mode, size: int) -> None:
+        """map_async + a blocking device poll in this thread + wait. Polling here instead of waiting for
+        wgpu-py's poll thread to wake us saves a thread hand-off (~70 µs per map on lavapipe)."""
+        promise = buf.map_async(mode, 0, size)
+        poll = getattr(self.device, "_poll_wait", None) if self.self_poll else None
+        if poll is not None:
+            poll()
+        promise.sync_wait()
+
     def map_upload(self, nbytes: int):
         import wgpu
 
         buf = self.ensure_upload(nbytes)
-        buf.map_sync(wgpu.MapMode.WRITE, 0, align(nbytes, ALIGN))
+        self._map(buf, wgpu.MapMode.WRITE, align(nbytes, ALIGN))
         return buf
 
     def map_readback(self, nbytes: int):
@@ -114,12 +125,12 @@ class Staging:
         size = align(nbytes, ALIGN)
         if self._read_mode is None:
             try:
-                buf.map_sync(_map_read_mode(), 0, size)
+                self._map(buf, _map_read_mode(), size)
                 self._read_mode = _map_read_mode()
                 return buf
             except (ValueError, KeyError, TypeError, AttributeError):
                 self._read_mode = wgpu.MapMode.READ
-        buf.map_sync(self._read_mode, 0, size)
+        self._map(buf, self._read_mode, size)
         return buf
 
     def reset(self) -> None:
@@ -152,6 +163,7 @@ class ResourceSet:
 
     buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
     params: object = None  # the hidden uniform buffer
+    last_words: object = None  # params last written (skip the write when unchanged)
     bind_key: tuple = ()
     bind_groups: list = field(default_factory=list)
 
@@ -168,6 +180,7 @@ class ResourceSet:
                     pass
         self.buffers = []
         self.params = None
+        self.last_words = None
         self.bind_key = ()
         self.bind_groups = []
 
