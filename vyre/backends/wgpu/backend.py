@@ -305,13 +305,15 @@ class WgpuBackend:
         self._validate(program)
         plan = plan_dispatch(program, inputs, config, max_storage_bytes=self.max_storage_bytes_limit)
         self._check_uniform_sizes(plan)
+        groups = fold_grid(plan.grid, self.max_compute_workgroups_per_dimension)
         compiled = self._compiled(program)
         if plan.total_workgroups == 0:
             return _host_outputs(plan)
-        groups = fold_grid(plan.grid, self.max_compute_workgroups_per_dimension)
         label = (config.label if config is not None else None) or f"vyre:{program.name}"
         with self._lock:
             self._check_alive()
+            if self._cache.pipelines.get(compiled.key) is not compiled:  # caches dropped meanwhile
+                compiled = self._compiled(program)
             try:
                 return self._run(compiled, plan, groups, label)
             except BaseException as exc:
