@@ -1,0 +1,192 @@
+"""Value semantics of vyre as pure numpy functions (see docs/architecture.md).
+
+Every function takes and returns numpy arrays whose dtype is the value's component type
+(uint32, int32, float32, float16 or bool); vectors are arrays of shape (n, lanes) and are
+handled component-wise. These functions never warn about overflow: u32/i32 arithmetic
+wraps. The reference interpreter uses them, and so can the op library to build expected
+results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import DataType
+
+U32 = np.dtype(np.uint32)
+I32 = np.dtype(np.int32)
+F32 = np.dtype(np.float32)
+F16 = np.dtype(np.float16)
+BOOL = np.dtype(np.bool_)
+
+_DTYPE_OF = {U32: DataType.U32, I32: DataType.I32, F32: DataType.F32, F16: DataType.F16, BOOL: DataType.BOOL}
+
+INT_RANGES = {U32: (0, 2**32 - 1), I32: (-(2**31), 2**31 - 1)}
+
+
+def dtype_of(x: np.ndarray) -> DataType:
+    """The vyre type of a value array: its dtype gives the component, a second axis the lanes."""
+    scalar = _DTYPE_OF[x.dtype]
+    return DataType.vector(scalar, x.shape[1]) if x.ndim == 2 else scalar
+
+
+def _u32(x: np.ndarray) -> np.ndarray:
+    """The same bits as uint32 (int32 and uint32 have the same itemsize, so any strides work)."""
+    return np.asarray(x).view(np.uint32)
+
+
+# --------------------------------------------------------------------------- floats
+def float_op(fn, *args: np.ndarray) -> np.ndarray:
+    """Apply a float function; f16 operands are computed in f32 and rounded back to f16."""
+    if args[0].dtype == F16:
+        return np.asarray(fn(*(a.astype(np.float32) for a in args))).astype(np.float16)
+    return np.asarray(fn(*args))
+
+
+def float_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C fmod: x - y * trunc(x / y), with the sign of x."""
+    return float_op(np.fmod, a, b)
+
+
+def fract(x: np.ndarray) -> np.ndarray:
+    return float_op(lambda v: v - np.floor(v), x)
+
+
+def round_half_even(x: np.ndarray) -> np.ndarray:
+    return float_op(np.rint, x)
+
+
+def inverse_sqrt(x: np.ndarray) -> np.ndarray:
+    return float_op(lambda v: np.float32(1.0) / np.sqrt(v), x)
+
+
+def sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 (floats: sign of ±0 is +0, NaN stays NaN)."""
+    if x.dtype.kind == "f":
+        return float_op(lambda v: np.sign(v) + v.dtype.type(0), x)
+    return np.sign(x)
+
+
+def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a * b + c with a single rounding to f32 (computed in f64: the f32 product is exact there)."""
+    out = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
+    return out.astype(a.dtype)
+
+
+# --------------------------------------------------------------------------- integers
+def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Truncating division; x / 0 = x and i32::MIN / -1 = i32::MIN."""
+    if a.dtype == U32:
+        b = np.where(b == 0, np.uint32(1), b)
+        return (a // b).astype(np.uint32, copy=False)
+    a64 = a.astype(np.int64)
+    b64 = b.astype(np.int64)
+    b64 = np.where(b64 == 0, 1, b64)
+    q = np.abs(a64) // np.abs(b64)
+    q = np.where((a64 < 0) != (b64 < 0), -q, q)
+    return q.astype(np.int32)  # 2**31 (MIN / -1) wraps to MIN
+
+
+def int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Remainder with the sign of the dividend; x % 0 = 0 and i32::MIN % -1 = 0."""
+    if a.dtype == U32:
+        b = np.where(b == 0, np.uint32(1), b)
+        return (a % b).astype(np.uint32, copy=False)
+    a64 = a.astype(np.int64)
+    b64 = b.astype(np.int64)
+    b64 = np.where(b64 == 0, 1, b64)
+    return np.fmod(a64, b64).astype(np.int32)
+
+
+def shl(a: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Left shift by the low 5 bits of s (bits shifted out are lost)."""
+    s = _u32(s) & np.uint32(31)
+    return (_u32(a) << s).view(a.dtype)
+
+
+def shr(a: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Right shift by the low 5 bits of s: logical on u32, arithmetic on i32."""
+    s = _u32(s) & np.uint32(31)
+    if a.dtype == I32:
+        return a >> s.astype(np.int32)
+    return a >> s
+
+
+def count_ones(x: np.ndarray) -> np.ndarray:
+    v = _u32(x)
+    v = v - ((v >> np.uint32(1)) & np.uint32(0x55555555))
+    v = (v & np.uint32(0x33333333)) + ((v >> np.uint32(2)) & np.uint32(0x33333333))
+    v = (v + (v >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
+    v = (v * np.uint32(0x01010101)) >> np.uint32(24)
+    return v.astype(x.dtype)
+
+
+def reverse_bits(x: np.ndarray) -> np.ndarray:
+    v = _u32(x)
+    for shift, m in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
+        s, m = np.uint32(shift), np.uint32(m)
+        v = ((v >> s) & m) | ((v & m) << s)
+    v = (v >> np.uint32(16)) | (v << np.uint32(16))
+    return v.view(x.dtype)
+
+
+def count_leading_zeros(x: np.ndarray) -> np.ndarray:
+    """Leading zero bits of the 32-bit pattern (32 for 0)."""
+    v = _u32(x).copy()
+    n = np.zeros(v.shape, dtype=np.uint32)
+    for s in (16, 8, 4, 2, 1):
+        top_clear = v < np.uint32(1 << (32 - s))
+        n += np.where(top_clear, np.uint32(s), np.uint32(0))
+        v = np.where(top_clear, v << np.uint32(s), v)
+    n += (v == 0).astype(np.uint32)
+    return n.astype(x.dtype)
+
+
+def count_trailing_zeros(x: np.ndarray) -> np.ndarray:
+    """Trailing zero bits of the 32-bit pattern (32 for 0)."""
+    v = _u32(x)
+    low = (v & (~v + np.uint32(1))) - np.uint32(1)  # ones below the lowest set bit (all ones for 0)
+    return count_ones(low).astype(x.dtype)
+
+
+# --------------------------------------------------------------------------- conversions
+def cast(x: np.ndarray, target: DataType) -> np.ndarray:
+    """Value conversion to ``target``'s component type (component-wise on vectors).
+
+    float → int truncates toward zero and saturates (NaN → 0); int → int wraps (keeps the
+    bits); number → bool is ``x != 0``; bool → number is 0/1; to f16 rounds to nearest even.
+    """
+    src = x.dtype
+    dst = target.scalar.numpy_dtype
+    if src == dst:
+        return x
+    if dst == BOOL:
+        return x != 0
+    if src == BOOL:
+        return x.astype(dst)
+    if dst.kind == "f":
+        if src.kind == "f":
+            return x.astype(dst)
+        return x.astype(np.float64).astype(dst)  # exact in f64, then a single rounding
+    if src.kind == "f":
+        lo, hi = INT_RANGES[dst]
+        f = np.trunc(x.astype(np.float64))
+        f = np.clip(f, lo, hi)
+        f = np.where(np.isnan(f), 0.0, f)
+        return f.astype(np.int64).astype(dst)
+    return x.astype(dst)  # u32 <-> i32: two's complement wrap
+
+
+def bitcast(x: np.ndarray, target: DataType) -> np.ndarray:
+    """Reinterpret the bits of each value (or vector) as ``target`` (same total width)."""
+    dst = target.scalar.numpy_dtype
+    n = x.shape[0]
+    flat = np.ascontiguousarray(x).reshape(n, -1).view(dst)
+    return flat if target.is_vector else flat.reshape(n)
+
+
+__all__ = [
+    "dtype_of", "float_op", "float_rem", "fract", "round_half_even", "inverse_sqrt", "sign", "fma",
+    "int_div", "int_rem", "shl", "shr", "count_ones", "reverse_bits", "count_leading_zeros",
+    "count_trailing_zeros", "cast", "bitcast", "INT_RANGES",
+]
