@@ -41,23 +41,23 @@ def compare_outputs(program, got, want, *, rtol=None, atol=None, labels=("gpu", 
             np.testing.assert_array_equal(g, w, err_msg=f"{where}: {a} (actual) vs {b} (desired)")
 
 
-def _copy(inputs):
-    """A fresh copy of the inputs for each backend, so neither can see the other's writes."""
-    if isinstance(inputs, dict):
-        return {k: np.array(v, copy=True) for k, v in inputs.items()}
-    if isinstance(inputs, (list, tuple)):
-        return [np.array(v, copy=True) for v in inputs]
-    return inputs if inputs is None else np.array(inputs, copy=True)
+def _snapshot(inputs) -> list[np.ndarray]:
+    values = inputs.values() if isinstance(inputs, dict) else inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    return [np.array(v, copy=True) for v in values if v is not None]
 
 
 def assert_parity(gpu, reference, program, inputs, *, rtol=None, atol=None, config=None) -> list[np.ndarray]:
     """Dispatch ``program`` on both backends, assert the outputs agree, return the GPU outputs.
 
     Integer and bool outputs must match bit for bit; float outputs within ``rtol``/``atol``
-    (defaults: f32 1e-5/1e-6, f16 1e-2/1e-2). NaNs must sit in the same places.
+    (defaults: f32 1e-5/1e-6, f16 1e-2/1e-2). NaNs must sit in the same places. Neither
+    backend may modify the caller's input arrays.
     """
-    got = gpu.dispatch(program, _copy(inputs), config=config)
-    want = reference.dispatch(program, _copy(inputs), config=config)
+    before = _snapshot(inputs)
+    got = gpu.dispatch(program, inputs, config=config)
+    want = reference.dispatch(program, inputs, config=config)
+    for k, (old, new) in enumerate(zip(before, _snapshot(inputs))):
+        np.testing.assert_array_equal(new, old, err_msg=f"dispatch modified input {k} of {program.name!r}")
     compare_outputs(program, got, want, rtol=rtol, atol=atol)
     return got
 

@@ -135,3 +135,32 @@ def test_readme_shows_the_two_commands():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme
     assert "make test" in readme
+
+
+def test_demo_runs(gpu):
+    # `make demo` runs this module; the gpu fixture only decides skip/fail when there is no adapter.
+    r = subprocess.run([sys.executable, "-m", "vyre.demo", "-n", "1000"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "fn main(" in r.stdout and "OK" in r.stdout.splitlines()[-1]
+
+
+def test_assert_parity_fixture(assert_parity):
+    import numpy as np
+
+    b = vyre.ProgramBuilder("mixed", workgroup_size=32)
+    x = b.buffer("x", "f32")
+    u = b.buffer("u", "u32", access="write")
+    flag = b.buffer("flag", "bool", access="write")
+    y = b.buffer("y", "f32", access="write")
+    i = b.global_index()
+    with b.if_(i < x.len()):
+        u[i] = x[i].bitcast("u32")
+        flag[i] = (x[i] > 0.0) | (i == 0)
+        y[i] = x[i].sqrt() * 0.5
+    program = b.build()
+    xs = np.linspace(0.0, 4.0, 100, dtype=np.float32)
+    u_out, flag_out, y_out = assert_parity(program, {"x": xs})
+    np.testing.assert_array_equal(u_out, xs.view(np.uint32))
+    assert flag_out.dtype == np.bool_ and flag_out.all()
+    np.testing.assert_allclose(y_out, np.sqrt(xs) * 0.5, rtol=1e-6)
