@@ -553,6 +553,8 @@ class _Chunk:
             a = a[:, None] if a.ndim == 1 else a
             b = b[:, None] if b.ndim == 1 else b
         if a.dtype.kind == "f":
+            if op is BinOp.REM:
+                return sem.float_rem(a, b)
             return sem.float_op(_FLOAT_ARITH[op], a, b)
         if op is BinOp.DIV:
             return sem.int_div(a, b)
@@ -625,7 +627,7 @@ _COMPARE = {
 
 _FLOAT_ARITH = {
     BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.DIV: np.divide,
-    BinOp.REM: np.fmod, BinOp.MIN: np.minimum, BinOp.MAX: np.maximum, BinOp.POW: np.power,
+    BinOp.MIN: np.minimum, BinOp.MAX: np.maximum, BinOp.POW: np.power,
 }
 
 _INT_ARITH = {

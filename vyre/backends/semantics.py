@@ -44,8 +44,10 @@ def float_op(fn, *args: np.ndarray) -> np.ndarray:
 
 
 def float_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C fmod: x - y * trunc(x / y), with the sign of x."""
-    return float_op(np.fmod, a, b)
+    """WGSL float ``%``: ``x - y * trunc(x / y)``, each step rounded like the GPU does it
+    (not the exact C fmod: for large quotients the two differ by rounding)."""
+    q = float_op(np.trunc, float_op(np.divide, a, b))
+    return float_op(np.subtract, a, float_op(np.multiply, b, q))
 
 
 def fract(x: np.ndarray) -> np.ndarray:
@@ -68,9 +70,9 @@ def sign(x: np.ndarray) -> np.ndarray:
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """a * b + c with a single rounding to f32 (computed in f64: the f32 product is exact there)."""
-    out = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
-    return out.astype(a.dtype)
+    """``a * b + c``, unfused: the product is rounded first (WGSL lets the GPU fuse it, so
+    results may differ in the last bit; lavapipe/llvmpipe does not fuse)."""
+    return float_op(np.add, float_op(np.multiply, a, b), c)
 
 
 # --------------------------------------------------------------------------- integers
