@@ -980,3 +980,18 @@ def test_compaction_keeps_atomic_lane_order():
         expect = np.zeros(xs.size, np.uint32)
         expect[order] = np.arange(order.size)
         np.testing.assert_array_equal(o, expect)
+
+
+def test_large_workgroup_arrays_with_tiny_workgroups():
+    # 200000 workgroups of one invocation, each with a 16 KiB workgroup array: chunks are
+    # limited by workgroup memory, not only by lanes.
+    b = ProgramBuilder("bigshared", workgroup_size=1)
+    out = b.buffer("out", "u32", access="write")
+    sh = b.workgroup_array("sh", "u32", 4096)
+    i = b.global_index()
+    sh[4095] = i * 2
+    with b.if_(i < out.len()):
+        out[i] = sh[4095] + sh[7]
+    n = 200000
+    (o,) = run(build(b), config=DispatchConfig(counts={"out": n}))
+    np.testing.assert_array_equal(o, 2 * np.arange(n, dtype=np.uint32))

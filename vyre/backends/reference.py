@@ -39,6 +39,7 @@ from .host import plan_dispatch, storage_dtype, storage_to_host
 
 DEFAULT_CHUNK_LANES = 1 << 20
 DEFAULT_MAX_LOOP_ITERATIONS = 10_000_000
+WORKGROUP_MEMORY_BUDGET = 256 << 20  # bytes of workgroup arrays one chunk may allocate
 COMPACT_MIN_LANES = 2048  # loops over at least this many lanes ...
 COMPACT_RATIO = 4  # ... continue on a compacted copy once at most 1/4 of them are active
 
@@ -679,6 +680,9 @@ class ReferenceBackend:
             buffers[b.decl.name] = Memory(b.decl.name, b.decl.dtype, b.count, data)
         total = plan.total_workgroups
         per_chunk = max(1, self.chunk_lanes // program.workgroup_invocations)
+        wg_bytes = sum(w.count * w.dtype.element_nbytes for w in program.workgroup)
+        if wg_bytes:  # every workgroup of a chunk has its own copy of the workgroup arrays
+            per_chunk = max(1, min(per_chunk, WORKGROUP_MEMORY_BUDGET // wg_bytes))
         with np.errstate(all="ignore"):
             for start in range(0, total, per_chunk):
                 _Chunk(self, program, buffers, plan.grid, start, min(per_chunk, total - start)).run()
