@@ -30,7 +30,7 @@ def expr_to_text(e) -> str:
     k = getattr(e, "kind", None)
     if k == "lit":
         return _lit(e)
-    if k == "var":
+    if k == "var" and not hasattr(e, "dtype"):  # a VarDecl statement shares the kind "var"
         return e.name
     if k == "load":
         return f"{e.buffer}[{expr_to_text(e.index)}]"

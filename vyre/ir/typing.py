@@ -286,7 +286,7 @@ class _Infer:
             return self.bad(path, e, "type", f"atomic {e.op.value} takes no expected value", "drop expected")
         for t, n in ((vt, "value"), (xt, "expected")):
             if t is not None and t != d:
-                self.bad(f"{path}.{n}", e, "type", f"atomic {n} is {t.value} but {e.buffer!r} holds {d.value}",
+                self.bad(f"{path}.{n}", getattr(e, n), "type", f"atomic {n} is {t.value} but {e.buffer!r} holds {d.value}",
                          f"cast the {n} with .cast('{d.value}')")
         return d
 

@@ -37,7 +37,7 @@ def _wire_error(message: str, fix: str) -> ValidationError:
 def from_wire(data: bytes | str) -> Program:
     try:
         doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
         raise _wire_error(f"not JSON: {exc}", "pass bytes produced by Program.to_wire()") from None
     if not isinstance(doc, dict) or doc.get("format") != WIRE_FORMAT:
         raise _wire_error("missing or wrong 'format' field", f"the document must have format={WIRE_FORMAT!r}")
