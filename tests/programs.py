@@ -472,7 +472,9 @@ def _histogram():
     with b.if_(i < x.len()):
         hist.atomic_add(x[i] % hist.len(), 1, discard=True)
     r = rng(14)
-    return b.build(), [r.integers(0, 10000, 5000).astype(np.uint32), np.zeros(37, np.uint32)], None
+    # the first writable buffer is the 37-bin histogram: size the grid from the input instead
+    return b.build(), [r.integers(0, 10000, 5000).astype(np.uint32), np.zeros(37, np.uint32)], \
+        DispatchConfig(grid=(-(-5000 // 64), 1, 1))
 
 
 @case("atomics_all_ops")
@@ -501,7 +503,8 @@ def _atomics():
     n = 777
     init = np.array([5, 5, 1000, -1000, -1, 0, 0], np.int32)
     return b.build(), [r.integers(-5000, 5000, n).astype(np.int32), init,
-                       (np.arange(n) % 5).astype(np.int32), np.arange(n, dtype=np.int32)], None
+                       (np.arange(n) % 5).astype(np.int32), np.arange(n, dtype=np.int32)], \
+        DispatchConfig(grid=(-(-n // 64), 1, 1))
 
 
 @case("atomic_old_values_unique_slots")
@@ -516,7 +519,8 @@ def _atomic_unique():
         t = counter.atomic_add(0, 1)
         seen.atomic_exchange(t, 1)
     n = 500
-    return b.build(), [np.zeros(n, np.uint32), np.zeros(1, np.uint32), np.zeros(n, np.uint32)], None
+    return b.build(), [np.zeros(n, np.uint32), np.zeros(1, np.uint32), np.zeros(n, np.uint32)], \
+        DispatchConfig(grid=(-(-n // 64), 1, 1))
 
 
 @case("workgroup_atomics")
@@ -539,7 +543,7 @@ def _wg_atomics():
         out[b.workgroup_id(0) * 3 + lid] = cnt.atomic_load(lid)
     r = rng(16)
     n = 64 * 5
-    return b.build(), [r.integers(0, 1 << 16, n).astype(np.uint32)], DispatchConfig(counts={"out": 15})
+    return b.build(), [r.integers(0, 1 << 16, n).astype(np.uint32)], DispatchConfig(grid=(5, 1, 1), counts={"out": 15})
 
 
 # ----------------------------------------------------------------------------- types
