@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 
+from parity import assert_parity
 from programs import CASES
 from vyre.ir.nodes import EXPR_TYPES, STMT_TYPES, AtomicOp, BinOp, UnOp
 
@@ -29,16 +29,7 @@ def test_parity(case, gpu, reference):
             pytest.fail("the CI adapter (lavapipe) must support shader-f16")
         pytest.skip("adapter lacks shader-f16")
     program, inputs, config = case.build()
-    want = reference.dispatch(program, inputs, config)
-    got = gpu.dispatch(program, inputs, config)
-    assert len(got) == len(want) == len(program.output_buffers)
-    for decl, g, w in zip(program.output_buffers, got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, decl.name
-        if decl.dtype.is_float:
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=case.rtol,
-                                       atol=case.atol, equal_nan=True, err_msg=f"{case.name}: {decl.name}")
-        else:
-            np.testing.assert_array_equal(g, w, err_msg=f"{case.name}: {decl.name}")
+    assert_parity(gpu, reference, program, inputs, rtol=case.rtol, atol=case.atol, config=config)
 
 
 def test_catalogue_covers_every_node_kind():
