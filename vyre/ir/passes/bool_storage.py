@@ -1,0 +1,61 @@
+"""Store bool buffers as u32 words.
+
+WGSL has no host-shareable bool, and the host layout stores each bool as one u32 word
+(0 or 1). This pass retypes every bool buffer (storage or uniform) to u32, turns its loads
+into ``load != 0u`` and its stored values into ``select(0u, 1u, v)``. Workgroup arrays may
+hold bool directly and are left alone.
+"""
+
+from __future__ import annotations
+
+from ..nodes import Binary, BinOp, Lit, Select, Store
+from ..program import Program
+from ..types import DataType
+from ._walk import Rewriter, map_expr
+
+_ZERO = Lit(dtype=DataType.U32, value=0)
+_ONE = Lit(dtype=DataType.U32, value=1)
+
+
+class _BoolStorage(Rewriter):
+    def __init__(self, program: Program, names: frozenset[str]):
+        super().__init__(program)
+        self.names = names
+
+    def expr(self, e, pre):
+        def fn(node):
+            if node.kind == "load" and node.buffer in self.names:
+                return Binary(op=BinOp.NE, lhs=node, rhs=_ZERO)
+            return node
+
+        return map_expr(e, fn)
+
+    def store(self, s, pre):
+        i = self.expr(s.index, pre)
+        v = self.expr(s.value, pre)
+        if s.buffer in self.names:
+            v = Select(cond=v, if_true=_ONE, if_false=_ZERO)
+        return [Store(buffer=s.buffer, index=i, value=v)]
+
+    def rewrite_decls(self, program):
+        return {
+            "buffers": [
+                b.model_copy(update={"dtype": DataType.U32}) if b.name in self.names else b
+                for b in program.buffers
+            ]
+        }
+
+
+def bool_buffers(program: Program) -> frozenset[str]:
+    return frozenset(b.name for b in program.buffers if b.dtype is DataType.BOOL)
+
+
+def bool_storage(program: Program) -> Program:
+    """Retype bool buffers to u32 and convert their loads and stores (see the module docstring)."""
+    names = bool_buffers(program)
+    if not names:
+        return program
+    return _BoolStorage(program, names).run()
+
+
+__all__ = ["bool_storage", "bool_buffers"]

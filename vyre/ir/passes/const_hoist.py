@@ -1,0 +1,59 @@
+"""Keep WGSL from constant-folding operations on literals.
+
+WGSL evaluates an operation whose operands are all constant at shader-creation time,
+and rejects the shader when that evaluation fails (``5u / 0u``, ``1.0 / 0.0``,
+``sqrt(-1.0)``, ``f16(1e10)``, ...), although the same operation on runtime values is
+well defined in vyre. A ``let`` is never a constant expression, so this pass binds one
+constant operand of every such operation to a fresh ``let``.
+
+Constant: literals, ``len`` of workgroup arrays and fixed-count buffers (the lowering
+writes those as literals), and vector construction / component extraction / select over
+constants (these cannot fail). Every other operation with only constant operands gets
+its first operand hoisted.
+"""
+
+from __future__ import annotations
+
+from ..program import Program
+from ._walk import Rewriter, children, with_children
+
+_SAFE = frozenset({"vec", "extract", "select"})
+_RUNTIME = frozenset({"load", "atomic"})
+
+
+class _HoistConstants(Rewriter):
+    def __init__(self, program: Program):
+        super().__init__(program)
+        self.const_len = {w.name for w in program.workgroup}
+        self.const_len |= {b.name for b in program.buffers if b.count is not None}
+        self.const_len -= {b.name for b in program.buffers if b.count is None}
+
+    def expr(self, e, pre):
+        return self._go(e, pre)[0]
+
+    def _go(self, e, pre):
+        k = e.kind
+        if k == "lit":
+            return e, True
+        if k == "len":
+            return e, e.buffer in self.const_len
+        kids = children(e)
+        if not kids:  # var, builtin
+            return e, False
+        done = [self._go(c, pre) for c in kids]
+        new_kids = [d[0] for d in done]
+        all_const = all(d[1] for d in done)
+        if k in _SAFE:
+            return with_children(e, new_kids), all_const
+        if k in _RUNTIME or not all_const:
+            return with_children(e, new_kids), False
+        new_kids[0] = self.hoist(new_kids[0], pre, "_const")
+        return with_children(e, new_kids), False
+
+
+def hoist_constants(program: Program) -> Program:
+    """Bind a constant operand of every all-constant operation to a ``let`` (see the module docstring)."""
+    return _HoistConstants(program).run()
+
+
+__all__ = ["hoist_constants"]
