@@ -1,0 +1,103 @@
+"""Lowering: vyre Program -> WGSL compute shader.
+
+``lower(program)`` validates the program (when :mod:`vyre.ir.validate` is available),
+runs the IR passes of :mod:`vyre.ir.passes` that remove WGSL quirks, and renders the
+jinja2 templates in ``vyre/lower/templates``. The output is deterministic: the same
+program gives byte-identical WGSL in every process.
+
+Shader interface (see docs/architecture.md):
+
+* ``@group(0) @binding(n)``: the program's buffers. ``read`` -> ``var<storage, read>``,
+  ``read_write``/``write`` -> ``var<storage, read_write>`` (runtime-sized arrays),
+  ``uniform`` -> ``var<uniform>`` packed into 16-byte ``vec4`` rows
+  (see :func:`vyre.lower.wgsl.uniform_binding_nbytes` for the size to bind).
+  bool buffers hold u32 words; arrays used by atomics are ``array<atomic<T>>``.
+* ``@group(1) @binding(0) var<uniform> _vyre: VyreParams`` (grid and buffer lengths).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import LoweringError
+from ..ir.program import Program
+from ..ir.types import Access, DataType
+from .wgsl import ENTRY_POINT, LOWERING_VERSION, render, uniform_binding_nbytes
+
+_KIND = {
+    Access.READ: "read-only-storage",
+    Access.READ_WRITE: "storage",
+    Access.WRITE: "storage",
+    Access.UNIFORM: "uniform",
+}
+
+PARAMS_GROUP = 1
+PARAMS_BINDING = 0
+PARAMS_NAME = "_vyre"
+
+
+@dataclass(frozen=True)
+class BindingInfo:
+    """One binding of the lowered shader.
+
+    ``dtype`` is the element type declared in the program (a bool buffer reports bool,
+    although the shader stores u32 words); the params uniform reports u32.
+    """
+
+    group: int
+    binding: int
+    name: str
+    kind: str  # "read-only-storage" | "storage" | "uniform"
+    dtype: DataType
+    access: Access
+    atomic: bool
+
+
+@dataclass(frozen=True)
+class LoweredProgram:
+    wgsl: str
+    entry_point: str
+    bindings: tuple[BindingInfo, ...]
+    features: frozenset[str]
+    workgroup_size: tuple[int, int, int]
+    fingerprint: str
+    lowering_version: str
+
+
+def lower(program: Program) -> LoweredProgram:
+    """Lower a program to WGSL. Raises ValidationError (invalid program) or LoweringError."""
+    if not isinstance(program, Program):
+        raise LoweringError(
+            f"lower() takes a vyre Program, got {type(program).__name__}",
+            fix="build one with vyre.ir.builder.ProgramBuilder(...).build()",
+        )
+    try:
+        from ..ir.validate import validate
+    except ImportError:
+        validate = None
+    if validate is not None:
+        validate(program)
+    wgsl, atomics, uses_f16 = render(program)
+    bindings = [
+        BindingInfo(0, b.binding, b.name, _KIND[b.access], b.dtype, b.access, b.name in atomics)
+        for b in program.sorted_buffers
+    ]
+    bindings.append(
+        BindingInfo(PARAMS_GROUP, PARAMS_BINDING, PARAMS_NAME, "uniform", DataType.U32, Access.UNIFORM, False)
+    )
+    features = frozenset({"shader-f16"}) if uses_f16 else frozenset()
+    return LoweredProgram(
+        wgsl=wgsl,
+        entry_point=ENTRY_POINT,
+        bindings=tuple(bindings),
+        features=features,
+        workgroup_size=tuple(program.workgroup_size),
+        fingerprint=program.fingerprint,
+        lowering_version=LOWERING_VERSION,
+    )
+
+
+__all__ = [
+    "lower", "BindingInfo", "LoweredProgram", "LOWERING_VERSION", "ENTRY_POINT", "uniform_binding_nbytes",
+    "PARAMS_GROUP", "PARAMS_BINDING", "PARAMS_NAME",
+]

@@ -1,0 +1,124 @@
+"""Exact WGSL spellings of vyre literals.
+
+Every literal must denote exactly the value the reference interpreter uses:
+
+* u32 ``123u``; i32 ``123i``, negatives parenthesised, ``i32::MIN`` as ``(-2147483647i - 1i)``;
+* f32: the shortest decimal that names the value, when every plausible parse (correctly
+  rounded, or through f64) lands strictly inside the value's rounding interval;
+  otherwise an exact hexadecimal float. NaN, infinities and -0.0 are
+  ``bitcast<f32>(0x...u)``;
+* f16: the shortest decimal under the same check, otherwise the exact decimal expansion
+  (naga rejects hexadecimal f16 literals). NaN, infinities and -0.0 are
+  ``f16(unpack2x16float(0x...u).x)``;
+* bool ``true`` / ``false``.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import LoweringError
+from ..ir.types import DataType
+
+def _interval_ok(text: str, value: np.floating) -> bool:
+    """True when parsing ``text`` to the float type of ``value`` cannot give another value."""
+    ftype = type(value)
+    x = Fraction(float(value))
+    with np.errstate(over="ignore"):
+        lo_n = np.nextafter(value, ftype(-np.inf))
+        hi_n = np.nextafter(value, ftype(np.inf))
+    lo = Fraction(float(lo_n)) if math.isfinite(float(lo_n)) else None
+    hi = Fraction(float(hi_n)) if math.isfinite(float(hi_n)) else None
+    if lo is None:
+        lo = x - (hi - x)
+    if hi is None:
+        hi = x + (x - lo)
+    m_lo, m_hi = (lo + x) / 2, (x + hi) / 2
+    q = Fraction(text)
+    candidates = [q, Fraction(float(text))]  # exact decimal; through f64
+    if ftype is np.float16:
+        with np.errstate(over="ignore"):
+            candidates.append(Fraction(float(np.float32(float(text)))))  # through f32
+    return all(m_lo < c < m_hi for c in candidates)
+
+
+def _hex_f32(value: float) -> str:
+    h = float(value).hex()  # exact for any float32 value (it is a double too)
+    mant, exp = h.split("p")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}p{exp}"
+
+
+def _f32(v) -> str:
+    with np.errstate(over="ignore"):
+        x = np.float32(v)
+    bits = int(x.view(np.uint32))
+    if not np.isfinite(x) or (x == 0 and bits != 0):
+        if np.isnan(x):
+            bits = 0x7FC00000
+        return f"bitcast<f32>({bits:#010x}u)"
+    s = str(x)
+    if not _interval_ok(s, x):
+        s = _hex_f32(float(x))
+    if s.startswith("-"):
+        return f"({s}f)"
+    return f"{s}f"
+
+
+def _f16(v) -> str:
+    with np.errstate(over="ignore"):
+        x = np.float16(v)
+    bits = int(x.view(np.uint16))
+    if not np.isfinite(x) or (x == 0 and bits != 0):
+        if np.isnan(x):
+            bits = 0x7E00
+        return f"f16(unpack2x16float({bits:#010x}u).x)"
+    s = str(x)
+    if not _interval_ok(s, x):
+        s = format(Decimal(float(x)), "f")  # exact: an f16 value is a short dyadic rational
+    if s.startswith("-"):
+        return f"({s}h)"
+    return f"{s}h"
+
+
+def literal(dtype: DataType, value) -> str:
+    """WGSL text of a scalar literal of type ``dtype``."""
+    if dtype is DataType.BOOL:
+        if not isinstance(value, (bool, np.bool_)):
+            raise LoweringError(f"bool literal holds {value!r}", fix="use True or False")
+        return "true" if value else "false"
+    if dtype.is_int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise LoweringError(f"{dtype.value} literal holds non-integer {value!r}", fix="use an integer value")
+        v = int(value)
+        if dtype is DataType.U32:
+            if not 0 <= v < 2**32:
+                raise LoweringError(f"{v} does not fit in u32", fix="use a value in [0, 4294967295]")
+            return f"{v}u"
+        if not -(2**31) <= v < 2**31:
+            raise LoweringError(f"{v} does not fit in i32", fix="use a value in [-2147483648, 2147483647]")
+        if v == -(2**31):
+            return "(-2147483647i - 1i)"
+        return f"({v}i)" if v < 0 else f"{v}i"
+    if dtype is DataType.F32:
+        return _f32(_float_value(dtype, value))
+    if dtype is DataType.F16:
+        return _f16(_float_value(dtype, value))
+    raise LoweringError(f"a literal must be a scalar, found type {dtype.value}", fix="build vectors with vec(...)")
+
+
+def _float_value(dtype, value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise LoweringError(f"{dtype.value} literal holds {value!r}", fix="use a number")
+    try:
+        return float(value)
+    except OverflowError:  # a huge Python int: rounds to infinity like any out-of-range value
+        return math.inf if value > 0 else -math.inf
+
+
+__all__ = ["literal"]
