@@ -290,3 +290,16 @@ def test_validator_handles_any_decodable_program(p):
         assert len(exc.value.issues) == len(issues)
     else:
         assert q.validate_program() is q
+
+
+def test_model_copy_recomputes_fingerprint():
+    from vyre.ir import ProgramBuilder
+
+    b = ProgramBuilder("fp_copy")
+    b.buffer("x", "f32")
+    p = b.build()
+    before = p.fingerprint
+    q = p.model_copy(update={"name": "fp_copy2"})
+    assert q.fingerprint != before
+    assert q.fingerprint == q.model_copy().fingerprint
+    assert p.fingerprint == before

@@ -92,6 +92,12 @@ class Program(Node):
 
         return fingerprint(self)
 
+    def model_copy(self, *, update=None, deep: bool = False) -> "Program":
+        """A copy (with ``update`` applied) whose fingerprint is recomputed, never inherited."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("fingerprint", None)
+        return copy
+
     def to_text(self) -> str:
         from .text import program_to_text
 
