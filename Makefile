@@ -9,6 +9,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.vyre-installed
 PYTEST_ARGS ?= -q
+# The Vulkan loader and mesa complain without a runtime directory (e.g. as root over ssh).
+XDG_RUNTIME_DIR ?= /tmp
+export XDG_RUNTIME_DIR
 
 # The lavapipe Vulkan driver (CPU) and, through its dependencies, the Vulkan loader.
 VULKAN_DEBS := mesa-vulkan-drivers
@@ -50,7 +53,7 @@ demo: install
 	$(PY) -m vyre.demo
 
 test: install
-	XDG_RUNTIME_DIR="$${XDG_RUNTIME_DIR:-/tmp}" $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
