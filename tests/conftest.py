@@ -1,7 +1,7 @@
 """Shared test configuration.
 
 Fixtures:
-    gpu (alias wgpu_backend)  the session's ``vyre.WgpuBackend``, acquired once. Without an
+    gpu                       the session's ``vyre.WgpuBackend``, acquired once. Without an
                               adapter the test is skipped, except under ``CI=true``, where it
                               fails: CI must exercise the GPU path. Under CI the adapter must
                               also be lavapipe (Vulkan, device name containing "llvmpipe";
@@ -63,11 +63,6 @@ def gpu():
             pytest.fail(f"CI expects a Vulkan adapter whose device name contains {expect!r} "
                         f"(set VYRE_EXPECT_ADAPTER to change), got {info}", pytrace=False)
     return backend
-
-
-@pytest.fixture(scope="session")
-def wgpu_backend(gpu):
-    return gpu
 
 
 @pytest.fixture(scope="session")

@@ -17,10 +17,10 @@ FLOAT_TOLERANCES = {
 }
 
 
-def compare_outputs(program, got, want, *, rtol=None, atol=None, labels=("gpu", "reference")) -> None:
-    """Compare two backends' outputs of ``program`` buffer by buffer (outputs in binding order)."""
+def compare_outputs(program, got, want, *, rtol=None, atol=None) -> None:
+    """Compare GPU outputs ``got`` with reference outputs ``want`` buffer by buffer (binding order)."""
     decls = program.output_buffers
-    a, b = labels
+    a, b = "gpu", "reference"
     assert len(got) == len(decls), f"{a} returned {len(got)} outputs, the program has {len(decls)}"
     assert len(want) == len(decls), f"{b} returned {len(want)} outputs, the program has {len(decls)}"
     for decl, g, w in zip(decls, got, want):
