@@ -24,7 +24,8 @@ from vyre.lower import LOWERING_VERSION, BindingInfo, LoweredProgram, lower
 from vyre.lower.literals import literal
 from vyre.lower.wgsl import render, uniform_binding_nbytes
 
-wgpu = pytest.importorskip("wgpu")
+import wgpu  # noqa: E402
+from gpu_policy import skip_or_fail  # noqa: E402
 
 D = DataType
 U32, I32, F32, F16, BOOL = D.U32, D.I32, D.F32, D.F16, D.BOOL
@@ -36,9 +37,9 @@ def wgpu_device():
     try:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"no WebGPU adapter: {exc}")
+        skip_or_fail(f"no WebGPU adapter: {exc}")
     if adapter is None:  # pragma: no cover
-        pytest.skip("no WebGPU adapter")
+        skip_or_fail("no WebGPU adapter")
     features = [f for f in ("shader-f16",) if f in adapter.features]
     device = adapter.request_device_sync(required_features=features)
     return device
@@ -58,7 +59,7 @@ _KIND = {
 def make_pipeline(device, lp: LoweredProgram):
     """Shader module + compute pipeline with an explicit layout built from ``lp.bindings``."""
     if "shader-f16" in lp.features and not _has_f16(device):
-        pytest.skip("adapter lacks shader-f16")
+        skip_or_fail("adapter lacks shader-f16")
     module = device.create_shader_module(code=lp.wgsl)
     groups: dict[int, list] = {0: [], 1: []}
     for b in lp.bindings:
@@ -186,7 +187,7 @@ VECTORS = [D.VEC2_U32, D.VEC3_I32, D.VEC4_F32, D.VEC2_F16, D.VEC3_F32, D.VEC4_F1
 
 def _need_f16(device, *dtypes):
     if any(d.uses_f16 for d in dtypes) and not _has_f16(device):
-        pytest.skip("adapter lacks shader-f16")
+        skip_or_fail("adapter lacks shader-f16")
 
 
 # =========================================================================== API

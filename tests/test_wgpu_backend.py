@@ -30,7 +30,7 @@ from vyre.errors import (  # noqa: E402
 from vyre.ir.builder import ProgramBuilder  # noqa: E402
 from vyre.ir.types import Access, DataType  # noqa: E402
 
-IN_CI = os.environ.get("CI") == "true"
+from gpu_policy import IN_CI, skip_or_fail  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- hand-written lowering
@@ -126,18 +126,14 @@ def _acquire(**kw):
     try:
         return vyre.WgpuBackend(**kw)
     except NoAdapterError as exc:
-        if IN_CI:
-            pytest.fail(f"CI=true but no GPU adapter was found: {exc}", pytrace=False)
-        pytest.skip(f"no GPU adapter: {exc}")
+        skip_or_fail(f"no GPU adapter: {exc}")
 
 
 @pytest.fixture(scope="module")
 def backend():
     """The backend with the real lowering (vyre.lower)."""
     if not _real_lowering_available():
-        if IN_CI:
-            pytest.fail("CI=true but vyre.lower.lower is missing", pytrace=False)
-        pytest.skip("vyre.lower.lower does not exist yet")
+        skip_or_fail("vyre.lower.lower does not exist yet")
     return _acquire()
 
 
@@ -397,7 +393,7 @@ def test_write_only_outputs_are_zeroed_on_reuse(any_backend):
 
 def test_types_round_trip(any_backend):
     if not any_backend.supports_f16():
-        pytest.skip("adapter without shader-f16")
+        skip_or_fail("adapter without shader-f16")
     p = types_program()
     r = np.random.default_rng(5)
     n = 301
@@ -651,7 +647,6 @@ def test_device_lost_and_recover():
 def test_validation_runs_with_device_limits(any_backend):
     from vyre.errors import ValidationError
 
-    pytest.importorskip("vyre.ir.validate")
     b = ProgramBuilder("iota", (2048, 1, 1))  # over max-compute-invocations-per-workgroup
     out = b.buffer("out", "u32", access="write")
     i = b.global_index()
