@@ -94,6 +94,9 @@ class WgpuBackend:
         self._validated: set[str] = set()
         self._lost = False
         self._use_clock = 0
+        #: Device generation: bumped when the device is lost and when a new one is opened, so
+        #: anything tied to an older device (resident handles, pipelines) can tell it is stale.
+        self._generation = 0
         self._open_device()
 
     # ---- construction -------------------------------------------------------
@@ -124,6 +127,7 @@ class WgpuBackend:
         self._staging = Staging(self._device, self._stats, self._limits.get("max-buffer-size"))
         self._cache = PipelineCache()
         self._lost = False
+        self._generation += 1
 
     # ---- identity and capabilities -----------------------------------------
     @property
@@ -196,6 +200,12 @@ class WgpuBackend:
             self._cache.clear()
             self._staging.release()
 
+    def _mark_lost(self) -> None:
+        """Record a device loss detected from an error: every later use raises DeviceLostError."""
+        if not self._lost:
+            self._lost = True
+            self._generation += 1
+
     def device_lost(self) -> bool:
         return self._lost
 
@@ -203,6 +213,7 @@ class WgpuBackend:
         """Test hook: destroy the device and mark the backend lost (dispatch then raises DeviceLostError)."""
         with self._lock:
             self._lost = True
+            self._generation += 1
             self._cache = PipelineCache()
             self._staging.reset()
             try:
@@ -285,7 +296,7 @@ class WgpuBackend:
             try:
                 compiled = compile_pipeline(self._device, program, lowered, key)
             except DeviceLostError:
-                self._lost = True
+                self._mark_lost()
                 raise
             self._cache.pipelines[key] = compiled
             self._cache.compiled += 1
@@ -323,7 +334,7 @@ class WgpuBackend:
                     raise
                 err = translate_error(exc, stage="dispatch", wgsl=compiled.wgsl, program=program.name)
                 if isinstance(err, DeviceLostError):
-                    self._lost = True
+                    self._mark_lost()
                 if err is exc:
                     raise
                 raise err from exc
