@@ -633,3 +633,22 @@ def _literals():
         s[0] = b.lit(I32_MIN, "i32")
         s[1] = b.lit(I32_MAX, "i32")
     return b.build(), [], DispatchConfig(grid=(1, 1, 1))
+
+
+@case("i32_vector_divrem")
+def _vec_divrem():
+    # NVIDIA's Vulkan driver returns x for x % -1: the lowering must never divide by 0 or -1
+    b = ProgramBuilder("vec_divrem", 64)
+    x = b.buffer("x", "vec2<i32>")
+    y = b.buffer("y", "vec2<i32>")
+    q = b.buffer("q", "vec2<i32>", access="write")
+    r = b.buffer("r", "vec2<i32>", access="write")
+    s = b.buffer("s", "vec2<i32>", access="write")
+    i = b.global_index()
+    with b.if_(i < x.len()):
+        q[i] = x[i] / y[i]
+        r[i] = x[i] % y[i]
+        s[i] = x[i] % -1
+    a, c = _pairs(I32_EDGES, 200, 19, np.int32)
+    n = a.size // 2 * 2
+    return b.build(), [a[:n].reshape(-1, 2), c[:n].reshape(-1, 2)], None

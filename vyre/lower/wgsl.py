@@ -26,7 +26,7 @@ from ..ir.text import expr_to_text, stmt_head
 from ..ir.types import Access, DataType
 from ..ir.typing import TypeEnv, infer
 
-LOWERING_VERSION = "vyre-lower-1"
+LOWERING_VERSION = "vyre-lower-2"
 ENTRY_POINT = "main"
 
 _env = None
@@ -365,9 +365,24 @@ class _Lowering:
 
     def ex_binary(self, e) -> str:
         lhs, rhs = self.ex(e.lhs), self.ex(e.rhs)
+        if e.op in (BinOp.DIV, BinOp.REM) and self.type(e).scalar is DataType.I32:
+            return self.signed_divrem(e, lhs, rhs)
         if e.op in _BINARY_FN:
             return f"{_BINARY_FN[e.op]}({lhs}, {rhs})"
         return f"({lhs} {_BINARY_OP[e.op]} {rhs})"
+
+    def signed_divrem(self, e, lhs: str, rhs: str) -> str:
+        """i32 division/remainder through a helper that never divides by 0 or -1."""
+        t = self.type(e)
+        if self.type(e.lhs) != t:
+            lhs = f"{t.value}({lhs})"
+        if self.type(e.rhs) != t:
+            rhs = f"{t.value}({rhs})"
+        rem = e.op is BinOp.REM
+        one, zero = (f"{t.value}(1i)", f"{t.value}(0i)") if t.is_vector else ("1i", "0i")
+        fn = self.helper(f"_{'rem' if rem else 'div'}_{_tag(t)}", "int_divrem", dtype=t.value, one=one,
+                         zero=zero, rem=rem)
+        return f"{fn}({lhs}, {rhs})"
 
     def ex_select(self, e) -> str:
         return f"select({self.ex(e.if_false)}, {self.ex(e.if_true)}, {self.ex(e.cond)})"
