@@ -1,0 +1,1 @@
+"""Linear algebra ops: tiled matrix products."""

@@ -1,0 +1,1 @@
+"""Neural-network ops: softmax, norms, activations, attention, convolution."""
