@@ -379,9 +379,11 @@ class _Lowering:
         if self.type(e.rhs) != t:
             rhs = f"{t.value}({rhs})"
         rem = e.op is BinOp.REM
+        u = DataType.vector(DataType.U32, t.lanes)
         one, zero = (f"{t.value}(1i)", f"{t.value}(0i)") if t.is_vector else ("1i", "0i")
-        fn = self.helper(f"_{'rem' if rem else 'div'}_{_tag(t)}", "int_divrem", dtype=t.value, one=one,
-                         zero=zero, rem=rem)
+        uzero = f"{u.value}(0u)" if t.is_vector else "0u"
+        fn = self.helper(f"_{'rem' if rem else 'div'}_{_tag(t)}", "int_divrem", dtype=t.value, udtype=u.value,
+                         one=one, zero=zero, uzero=uzero, rem=rem)
         return f"{fn}({lhs}, {rhs})"
 
     def ex_select(self, e) -> str:
