@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .pipeline import Pipeline, run_pipeline
+from .pipeline import Pipeline, host_inputs, run_pipeline
 from .registry import all_ops, get
 
 _CACHE: "OrderedDict[tuple, Pipeline]" = OrderedDict()
@@ -50,8 +50,9 @@ def call(op_id: str, backend, *arrays, **kwargs):
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
     pipe = pipeline_for(op_id, params)
+    ins = host_inputs(pipe, arrays)  # packs byte data; run_pipeline leaves packed inputs as they are
     runner = getattr(backend, "run_pipeline", None)
-    outs = runner(pipe, list(arrays)) if runner is not None else run_pipeline(backend, pipe, list(arrays))
+    outs = runner(pipe, ins) if runner is not None else run_pipeline(backend, pipe, ins)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

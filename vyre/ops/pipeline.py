@@ -91,17 +91,40 @@ def _zeros(spec: BufferSpec) -> np.ndarray:
     return np.zeros(shape, dtype=spec.dtype.numpy_dtype)
 
 
+def pack_bytes(data: np.ndarray) -> np.ndarray:
+    """Byte data as u32 words: 4 bytes per word, little-endian, the last word zero-padded."""
+    flat = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    words = np.zeros((flat.size + 3) // 4 * 4, dtype=np.uint8)
+    words[: flat.size] = flat
+    return words.view("<u4").astype(np.uint32)
+
+
+def host_inputs(pipeline: Pipeline, inputs) -> list[np.ndarray]:
+    """The caller's arrays as the pipeline's input buffers.
+
+    Byte data (a uint8 array given for a u32 buffer) is packed with :func:`pack_bytes`; the
+    op's params carry the byte length. Every other array is passed through unchanged.
+    """
+    from ..errors import DispatchError
+
+    inputs = list(inputs)
+    if len(inputs) != len(pipeline.inputs):
+        raise DispatchError(
+            f"{pipeline.name} takes {len(pipeline.inputs)} input(s) ({', '.join(pipeline.inputs)}), got {len(inputs)}",
+            fix="pass one array per op input, in order",
+        )
+    out = []
+    for name, value in zip(pipeline.inputs, inputs):
+        a = np.asarray(value)
+        if a.dtype == np.uint8 and pipeline.buffers[name].dtype is DataType.U32:
+            a = pack_bytes(a)
+        out.append(a)
+    return out
+
+
 def run_pipeline(backend, pipeline: Pipeline, inputs) -> list[np.ndarray]:
     """Run every step on ``backend`` (anything with ``dispatch(program, inputs, config)``)."""
-    if len(inputs) != len(pipeline.inputs):
-        from ..errors import DispatchError
-
-        raise DispatchError(
-            f"{pipeline.name} takes {len(pipeline.inputs)} input(s) ({', '.join(pipeline.inputs)}), got {len(inputs)}"
-        )
-    arrays: dict[str, np.ndarray] = {}
-    for name, value in zip(pipeline.inputs, inputs):
-        arrays[name] = np.asarray(value)
+    arrays: dict[str, np.ndarray] = dict(zip(pipeline.inputs, host_inputs(pipeline, inputs)))
     for name, spec in pipeline.buffers.items():
         if name not in arrays:
             arrays[name] = _zeros(spec)
@@ -123,4 +146,4 @@ def run_pipeline(backend, pipeline: Pipeline, inputs) -> list[np.ndarray]:
     return result
 
 
-__all__ = ["BufferSpec", "Step", "Pipeline", "single", "run_pipeline"]
+__all__ = ["BufferSpec", "Step", "Pipeline", "single", "run_pipeline", "host_inputs", "pack_bytes"]

@@ -129,9 +129,15 @@ class OpSpec:
     tolerance: Tolerance = EXACT
     needs: frozenset = field(default_factory=frozenset)  # adapter features, e.g. {"shader-f16"}
     tolerance_for: Callable[[dict], Tolerance] | None = None  # per-params override (e.g. f16)
+    needs_for: Callable[[dict], frozenset] | None = None  # extra per-params features (e.g. f16 params)
 
     def tolerance_of(self, params: dict) -> Tolerance:
         return self.tolerance_for(params) if self.tolerance_for else self.tolerance
+
+    def needs_of(self, params: dict) -> frozenset:
+        """Adapter features these params need: ``needs`` plus ``needs_for(params)``."""
+        extra = self.needs_for(params) if self.needs_for else frozenset()
+        return frozenset(self.needs) | frozenset(extra)
 
 
 _REGISTRY: dict[str, OpSpec] = {}
