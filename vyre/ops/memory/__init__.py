@@ -1,0 +1,1 @@
+"""Memory ops: gather, scatter, scatter-add, 2-D transpose."""
