@@ -1,0 +1,266 @@
+"""A tiled, register-blocked GEMM kernel builder shared by matmul, matmul.batched,
+matmul.f16 and conv2d (implicit GEMM).
+
+``C[z, m, n] = sum_k A[z, m, k] * B[z, k, n]`` where the caller supplies how to read one
+element of A and of B and how to store one element of C (:class:`GemmOperands`), so the
+same kernel serves plain row-major matrices and on-the-fly im2col gathers.
+
+Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's third axis):
+
+* ``(tile_m / reg_m) * (tile_n / reg_n)`` invocations; each one accumulates a
+  ``reg_m x reg_n`` block of C in registers: ``reg_m * reg_n / 4`` vec4 accumulators
+  (the IR has no local arrays, so the block is unrolled while building).
+* K is walked in tiles of ``tile_k``. A's tile is stored transposed in workgroup memory
+  (``As[k][m]`` as vec4 of 4 consecutive rows) and B's tile as ``Bs[k][n]`` (vec4 of 4
+  consecutive columns), so the inner product reads one vec4 of A and one of B per 16 FMAs
+  (``reg_m / 4`` + ``reg_n / 4`` vec4 loads per k for ``reg_m * reg_n`` FMAs).
+* Bank conflicts: an invocation's rows are ``(g * TY + ty) * 4 + i`` and its columns
+  ``(h * TX + tx) * 4 + j`` (strided by the thread grid), so the B reads of a warp are
+  consecutive vec4s and the A reads are broadcasts. The transposing A store is
+  XOR-swizzled (``m4 ^ k``) so consecutive k of one row land in different banks.
+* Two stages of workgroup memory with a register prefetch: the next K-tile is loaded from
+  global memory into registers before the current one is multiplied, then stored into the
+  other stage: one barrier per K-tile.
+* The whole K-tile loop body is unrolled at build time (``tile_k`` steps).
+* Bounds: M, N, K are build parameters, so guards are emitted only where a tile can be
+  partial (``select(in_bounds, load, 0)``: on the GPU an out-of-bounds load returns some
+  in-bounds value, never a fault, and the select discards it); full tiles load unguarded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
+
+WORKGROUP_BYTES = 16384  # the portable WebGPU default (maxComputeWorkgroupStorageSize)
+MAX_INVOCATIONS = 256
+F32X4 = "vec4<f32>"
+
+
+def _pow2(v: int) -> bool:
+    return v >= 1 and v & (v - 1) == 0
+
+
+def _log2(v: int) -> int:
+    return v.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    """Tile shape: a workgroup computes ``tile_m x tile_n`` of C, an invocation
+    ``reg_m x reg_n`` of it; K advances ``tile_k`` per stage. All powers of two,
+    ``reg_m`` and ``reg_n`` multiples of 4."""
+
+    tile_m: int = 64
+    tile_n: int = 64
+    tile_k: int = 16
+    reg_m: int = 4
+    reg_n: int = 4
+
+    @property
+    def threads_x(self) -> int:
+        return self.tile_n // self.reg_n
+
+    @property
+    def threads_y(self) -> int:
+        return self.tile_m // self.reg_m
+
+    @property
+    def threads(self) -> int:
+        return self.threads_x * self.threads_y
+
+    @property
+    def workgroup_bytes(self) -> int:
+        return 2 * (self.tile_m + self.tile_n) * self.tile_k * 4  # two stages of A and B, f32
+
+    def as_params(self) -> dict:
+        return asdict(self)
+
+    def check(self) -> "GemmTiles":
+        for name, v in asdict(self).items():
+            if not _pow2(v):
+                raise ValueError(f"GEMM tile {name}={v} must be a power of two")
+        if self.reg_m % 4 or self.reg_n % 4:
+            raise ValueError(f"reg_m={self.reg_m} and reg_n={self.reg_n} must be multiples of 4 (vec4 accumulators)")
+        if self.reg_m > self.tile_m or self.reg_n > self.tile_n:
+            raise ValueError("the register block must fit in the tile (reg_m <= tile_m, reg_n <= tile_n)")
+        if self.threads > MAX_INVOCATIONS:
+            raise ValueError(f"{self.threads} invocations per workgroup (tile/reg), over the portable limit of "
+                             f"{MAX_INVOCATIONS}: grow reg_m/reg_n or shrink the tile")
+        if self.workgroup_bytes > WORKGROUP_BYTES:
+            raise ValueError(f"two stages of {self.tile_m}x{self.tile_k} + {self.tile_k}x{self.tile_n} f32 tiles take "
+                             f"{self.workgroup_bytes} bytes of workgroup memory, over {WORKGROUP_BYTES}: shrink tile_k")
+        return self
+
+
+SMALL = GemmTiles(64, 64, 16, 4, 4)  # 256 invocations, 4x4 each, 16 KiB
+LARGE = GemmTiles(128, 128, 8, 8, 8)  # 256 invocations, 8x8 each, 16 KiB
+
+
+def default_tiles(m: int, n: int, k: int) -> GemmTiles:
+    """A sensible tile shape for an (m, k) @ (k, n) product when the caller names none:
+    128x128 tiles with 8x8 register blocks once both output sides fill several tiles
+    (arithmetic intensity for large products), 64x64 with 4x4 otherwise (less padding
+    waste and more workgroups for small ones)."""
+    return LARGE if m >= 512 and n >= 512 else SMALL
+
+
+def tiles_from(params: dict, m: int, n: int, k: int) -> GemmTiles:
+    """Tile shape from build params (tile_m, tile_n, tile_k, reg_m, reg_n), defaults filled in."""
+    base = default_tiles(m, n, k)
+    picked = {f: params.get(f) for f in ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")}
+    return GemmTiles(**{f: int(v) if v is not None else getattr(base, f) for f, v in picked.items()}).check()
+
+
+@dataclass
+class GemmOperands:
+    """How the kernel reaches its operands.
+
+    declare(b) declares the program's buffers (binding order) and returns a context;
+    load_a(b, ctx, z, row, k) and load_b(b, ctx, z, k, col) return one element as an f32
+    value (indices u32, within [0, M) x [0, K) and [0, K) x [0, N) unless the kernel guards
+    them); store(b, ctx, z, row, col, value) writes one f32 result (always in bounds).
+    """
+
+    declare: Callable[[ProgramBuilder], object]
+    load_a: Callable[..., Val]
+    load_b: Callable[..., Val]
+    store: Callable[..., None]
+
+
+def gemm_grid(m: int, n: int, tiles: GemmTiles, batch: int = 1) -> tuple[int, int, int]:
+    return (-(-n // tiles.tile_n), -(-m // tiles.tile_m), batch)
+
+
+def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmOperands) -> Program:
+    """Build the GEMM program; dispatch it over :func:`gemm_grid` workgroups."""
+    t = tiles.check()
+    T, TX, TY = t.threads, t.threads_x, t.threads_y
+    TM4, TN4, TK = t.tile_m // 4, t.tile_n // 4, t.tile_k
+    A_SZ, B_SZ = TK * TM4, TK * TN4  # vec4 elements per stage
+    b = ProgramBuilder(name, workgroup_size=T)
+    ctx = ops.declare(b)
+    a_sh = b.workgroup_array("a_tile", F32X4, 2 * A_SZ)
+    b_sh = b.workgroup_array("b_tile", F32X4, 2 * B_SZ)
+
+    lid = b.let(b.local_index(), "lid")
+    tx = b.let(lid & (TX - 1), "tx")
+    ty = b.let(lid >> _log2(TX), "ty")
+    col0 = b.let(b.workgroup_id(0) * t.tile_n, "col0")
+    row0 = b.let(b.workgroup_id(1) * t.tile_m, "row0")
+    z = b.let(b.workgroup_id(2), "z")
+
+    guard_m, guard_n, guard_k = m % t.tile_m != 0, n % t.tile_n != 0, k % TK != 0
+
+    # --- cooperative loads: A in units of (k, 4 rows), B in units of (k, 4 columns) ---
+    def units(total: int, split: int, tag: str):
+        """Per invocation: (inner, outer, in_range or None) of each unit it moves."""
+        out = []
+        for i in range(-(-total // T)):
+            u = b.let(lid + i * T, f"u{tag}{i}") if i else lid
+            inner = b.let(u & (split - 1), f"{tag}i{i}")
+            outer = b.let(u >> _log2(split), f"{tag}o{i}")
+            out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
+        return out
+
+    a_units = units(A_SZ, TK, "a")  # inner = k, outer = row group m4
+    b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
+    a_regs = [b.var(F32X4, name=f"pa{i}") for i in range(len(a_units))]
+    b_regs = [b.var(F32X4, name=f"pb{i}") for i in range(len(b_units))]
+
+    def guarded(cond_parts, load):
+        conds = [c for c in cond_parts if c is not None]
+        if not conds:
+            return load()
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = cond & c
+        return b.select(cond, load(), 0.0)
+
+    def fetch(k0):
+        for (kk, m4, _), reg in zip(a_units, a_regs):
+            kg = b.let(k0 + kk)
+            vals = []
+            for r in range(4):
+                row = b.let(row0 + m4 * 4 + r)
+                vals.append(guarded([row < m if guard_m else None, kg < k if guard_k else None],
+                                    lambda row=row: ops.load_a(b, ctx, z, row, kg)))
+            reg.set(b.vec(F32X4, *vals))
+        for (n4, kk, _), reg in zip(b_units, b_regs):
+            kg = b.let(k0 + kk)
+            vals = []
+            for c in range(4):
+                col = b.let(col0 + n4 * 4 + c)
+                vals.append(guarded([kg < k if guard_k else None, col < n if guard_n else None],
+                                    lambda col=col: ops.load_b(b, ctx, z, kg, col)))
+            reg.set(b.vec(F32X4, *vals))
+
+    def stash(stage_a, stage_b):
+        for (kk, m4, ok), reg in zip(a_units, a_regs):
+            def put(kk=kk, m4=m4, reg=reg):
+                a_sh[stage_a + kk * TM4 + (m4 ^ (kk & (TM4 - 1)))] = reg
+            _maybe(b, ok, put)
+        for (n4, kk, ok), reg in zip(b_units, b_regs):
+            def put(n4=n4, kk=kk, reg=reg):
+                b_sh[stage_b + kk * TN4 + n4] = reg
+            _maybe(b, ok, put)
+
+    acc = [[b.var(F32X4, name=f"acc{r}_{h}") for h in range(t.reg_n // 4)] for r in range(t.reg_m)]
+
+    def multiply(stage_a, stage_b):
+        for kk in range(TK):
+            sw = kk & (TM4 - 1)
+            av = [b.let(a_sh[stage_a + (kk * TM4) + ((ty + g * TY) ^ sw)]) for g in range(t.reg_m // 4)]
+            bv = [b.let(b_sh[stage_b + (kk * TN4 + h * TX) + tx]) for h in range(t.reg_n // 4)]
+            for r in range(t.reg_m):
+                a = b.vec(F32X4, av[r // 4][r % 4])
+                for h in range(t.reg_n // 4):
+                    acc[r][h].set(b.fma(a, bv[h], acc[r][h]))
+
+    n_tiles = -(-k // TK)
+    fetch(b.lit(0))
+    stash(b.lit(0), b.lit(0))
+    b.barrier()
+    with b.for_range(0, n_tiles, name="kt") as kt:
+        odd = b.let(kt & 1, "stage")
+        more = b.let(kt + 1 < n_tiles, "more")
+        with b.if_(more):  # prefetch the next K-tile into registers
+            fetch((kt + 1) * TK)
+        multiply(b.let(odd * A_SZ, "sa"), b.let(odd * B_SZ, "sb"))
+        with b.if_(more):  # ... and park it in the other stage
+            stash(b.let((odd ^ 1) * A_SZ), b.let((odd ^ 1) * B_SZ))
+        b.barrier()
+
+    # --- epilogue: each invocation writes its reg_m x reg_n block ---
+    for r in range(t.reg_m):
+        row = b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}")
+        for h in range(t.reg_n // 4):
+            for c in range(4):
+                col = b.let(col0 + (tx + h * TX) * 4 + c)
+                conds = [row < m if guard_m else None, col < n if guard_n else None]
+                _maybe(b, _all(conds), lambda row=row, col=col, v=acc[r][h][c]: ops.store(b, ctx, z, row, col, v))
+    return b.build()
+
+
+def _all(conds):
+    conds = [c for c in conds if c is not None]
+    if not conds:
+        return None
+    out = conds[0]
+    for c in conds[1:]:
+        out = out & c
+    return out
+
+
+def _maybe(b: ProgramBuilder, cond, emit) -> None:
+    if cond is None:
+        emit()
+    else:
+        with b.if_(cond):
+            emit()
+
+
+__all__ = ["GemmTiles", "GemmOperands", "SMALL", "LARGE", "default_tiles", "tiles_from", "gemm_grid", "gemm_program"]

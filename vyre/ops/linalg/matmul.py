@@ -1,0 +1,196 @@
+"""matmul, matmul.batched, matmul.f16: C = A @ B for row-major matrices.
+
+Kernel: the tiled, register-blocked GEMM of ``_gemm`` (workgroup tiles of A and B in
+workgroup memory, two stages with a register prefetch and one barrier per K-tile, a
+``reg_m x reg_n`` block of vec4 accumulators per invocation, XOR-swizzled A tile). Tile
+shape params (all optional, powers of two): ``tile_m, tile_n, tile_k, reg_m, reg_n``;
+default 64x64x16 with 4x4 blocks, or 128x128x8 with 8x8 blocks once M and N are >= 512.
+``matmul.batched`` puts the batch on the grid's z axis. ``matmul.f16`` reads f16, multiplies
+and accumulates in f32 and rounds each result once to f16.
+
+Tolerance: the GPU sums K products in a different order (and may fuse multiply-adds), so
+the error bound is ``K * 2^-22 * max|a| * max|b|`` absolute (4 K f32 half-ulps of the
+largest product) plus a small relative term. The witnesses keep |a|, |b| <= 1, so the
+registered budget is ``atol = K * 2^-22``; scale it by max|a|*max|b| for other data.
+For f16 the output rounding adds one f16 ulp (rtol 2^-10).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import DispatchError
+from ..pipeline import single
+from ..registry import OpSpec, Witness, register, rel
+from ._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
+
+TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
+
+
+def _operands(m: int, n: int, k: int, dtype: str, batch: int) -> GemmOperands:
+    def declare(b):
+        return (b.buffer("a", dtype, count=batch * m * k), b.buffer("b", dtype, count=batch * k * n),
+                b.buffer("c", dtype, "write", count=batch * m * n))
+
+    def load(buf, index):
+        v = buf[index]
+        return v if dtype == "f32" else v.cast("f32")
+
+    def load_a(b, ctx, z, row, kk):
+        return load(ctx[0], (z * (m * k) if batch > 1 else 0) + row * k + kk)
+
+    def load_b(b, ctx, z, kk, col):
+        return load(ctx[1], (z * (k * n) if batch > 1 else 0) + kk * n + col)
+
+    def store(b, ctx, z, row, col, value):
+        ctx[2][(z * (m * n) if batch > 1 else 0) + row * n + col] = value if dtype == "f32" else value.cast(dtype)
+
+    return GemmOperands(declare, load_a, load_b, store)
+
+
+def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict):
+    for label, v in (("m", m), ("k", k), ("n", n), ("batch", batch)):
+        if int(v) < 1:
+            raise ValueError(f"{name}: {label} must be >= 1, got {v}")
+    tiles = tiles_from(params, m, n, k)
+    program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch))
+    shape = (m, n) if name != "matmul.batched" else (batch, m, n)
+    return single(program, grid=gemm_grid(m, n, tiles, batch), output_shapes={"c": shape})
+
+
+def build(m: int, k: int, n: int, **tiles):
+    return _build("matmul", m, k, n, "f32", 1, tiles)
+
+
+def build_f16(m: int, k: int, n: int, **tiles):
+    return _build("matmul.f16", m, k, n, "f16", 1, tiles)
+
+
+def build_batched(batch: int, m: int, k: int, n: int, **tiles):
+    return _build("matmul.batched", m, k, n, "f32", batch, tiles)
+
+
+def _product(a, b):
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 and inf - inf are NaN, as on the GPU
+        return np.asarray(a, np.float64) @ np.asarray(b, np.float64)
+
+
+def reference(a, b, **params):
+    return [_product(a, b).astype(np.float32)]
+
+
+def reference_f16(a, b, **params):
+    with np.errstate(over="ignore"):
+        return [_product(a, b).astype(np.float16)]
+
+
+def _tile_kwargs(name: str, kwargs: dict) -> dict:
+    unknown = sorted(set(kwargs) - set(TILE_KEYS))
+    if unknown:
+        raise DispatchError(f"{name}: unknown parameter(s) {unknown}", fix=f"pass only {', '.join(TILE_KEYS)}")
+    return {key: int(v) for key, v in kwargs.items() if v is not None}
+
+
+def _check(name: str, a: np.ndarray, b: np.ndarray, dtype, ndim: int) -> None:
+    for label, x in (("a", a), ("b", b)):
+        if x.dtype != dtype:
+            raise DispatchError(f"{name}: {label} has dtype {x.dtype}, expected {np.dtype(dtype)}",
+                                fix=f"pass {label}.astype(np.{np.dtype(dtype).name})")
+        if x.ndim != ndim or x.size == 0:
+            want = "(batch, m, k) and (batch, k, n)" if ndim == 3 else "(m, k) and (k, n)"
+            raise DispatchError(f"{name}: {label} has shape {x.shape}; expected non-empty arrays of shapes {want}",
+                                fix="reshape the operands" + (" (use matmul.batched for stacks)" if ndim == 2 else ""))
+    if a.shape[-1] != b.shape[-2] or (ndim == 3 and a.shape[0] != b.shape[0]):
+        raise DispatchError(f"{name}: shapes {a.shape} and {b.shape} do not line up",
+                            fix="a's last axis must equal b's second-to-last axis (and the batch sizes must match)")
+
+
+def params_for(a, b, **kwargs):
+    _check("matmul", a, b, np.float32, 2)
+    return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **_tile_kwargs("matmul", kwargs)}
+
+
+def params_for_f16(a, b, **kwargs):
+    _check("matmul.f16", a, b, np.float16, 2)
+    return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **_tile_kwargs("matmul.f16", kwargs)}
+
+
+def params_for_batched(a, b, **kwargs):
+    _check("matmul.batched", a, b, np.float32, 3)
+    return {"batch": a.shape[0], "m": a.shape[1], "k": a.shape[2], "n": b.shape[2],
+            **_tile_kwargs("matmul.batched", kwargs)}
+
+
+def _tol(params: dict):
+    return rel(2.0 ** -20, params["k"] * 2.0 ** -22)
+
+
+def _tol_f16(params: dict):
+    return rel(2.0 ** -10, params["k"] * 2.0 ** -22)
+
+
+def _mats(r, m, k, n, dtype=np.float32, batch=None):
+    lead = () if batch is None else (batch,)
+    return (r.uniform(-1, 1, lead + (m, k)).astype(dtype), r.uniform(-1, 1, lead + (k, n)).astype(dtype))
+
+
+LARGE_TILES = {"tile_m": 128, "tile_n": 128, "tile_k": 8, "reg_m": 8, "reg_n": 8}
+
+
+def witnesses():
+    r = np.random.default_rng(4001)
+    out = []
+    for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 70, 31), (1, 100, 70), (64, 64, 64), (128, 128, 128)]:
+        a, bm = _mats(r, m, k, n)
+        out.append(Witness(f"{m}x{k}x{n}", {"m": m, "k": k, "n": n}, (a, bm)))
+    a, bm = _mats(r, 130, 20, 129)  # 128x128 tiles, 8x8 blocks: partial tiles on every side
+    out.append(Witness("130x20x129_large_tiles", {"m": 130, "k": 20, "n": 129, **LARGE_TILES}, (a, bm)))
+    a, bm = _mats(r, 40, 24, 36)  # a small tile with more units than invocations
+    out.append(Witness("40x24x36_tile16", {"m": 40, "k": 24, "n": 36, "tile_m": 16, "tile_n": 16, "tile_k": 16,
+                                          "reg_m": 4, "reg_n": 4}, (a, bm)))
+    a, bm = _mats(r, 5, 7, 6)  # IEEE specials: inf/NaN propagate through any summation order
+    a[1, 2], a[3, 0], bm[4, 5] = np.inf, np.nan, -np.inf
+    a[0, :] = -0.0
+    out.append(Witness("5x7x6_inf_nan_negzero", {"m": 5, "k": 7, "n": 6}, (a, bm)))
+    return out
+
+
+def witnesses_f16():
+    r = np.random.default_rng(4002)
+    out = []
+    for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 70, 31), (128, 64, 96)]:
+        a, bm = _mats(r, m, k, n, np.float16)
+        out.append(Witness(f"{m}x{k}x{n}", {"m": m, "k": k, "n": n}, (a, bm)))
+    return out
+
+
+def witnesses_batched():
+    r = np.random.default_rng(4003)
+    out = []
+    for batch, m, k, n in [(1, 1, 1, 1), (3, 17, 9, 33), (2, 65, 70, 31), (4, 64, 32, 64)]:
+        a, bm = _mats(r, m, k, n, batch=batch)
+        out.append(Witness(f"{batch}x{m}x{k}x{n}", {"batch": batch, "m": m, "k": k, "n": n}, (a, bm)))
+    return out
+
+
+register(OpSpec(
+    id="matmul", category="linalg",
+    summary="C = A @ B for f32 row-major (m, k) @ (k, n): tiled, register-blocked GEMM.",
+    build=build, reference=reference, witnesses=witnesses, params_for=params_for,
+    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol,
+))
+
+register(OpSpec(
+    id="matmul.batched", category="linalg",
+    summary="C[i] = A[i] @ B[i] for f32 stacks (batch, m, k) @ (batch, k, n); the batch is the grid's z axis.",
+    build=build_batched, reference=reference, witnesses=witnesses_batched, params_for=params_for_batched,
+    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol,
+))
+
+register(OpSpec(
+    id="matmul.f16", category="linalg",
+    summary="C = A @ B for f16 (m, k) @ (k, n): f32 accumulation, f16 result rounded once.",
+    build=build_f16, reference=reference_f16, witnesses=witnesses_f16, params_for=params_for_f16,
+    tolerance=rel(2.0 ** -10, 2.0 ** -22), tolerance_for=_tol_f16, needs=frozenset({"shader-f16"}),
+))
+
