@@ -9,8 +9,6 @@ from ...errors import DispatchError
 DTYPES = ("u32", "i32", "f32")
 INDEX_DTYPES = ("u32", "i32")
 _NAMES = {np.dtype(np.uint32): "u32", np.dtype(np.int32): "i32", np.dtype(np.float32): "f32"}
-
-
 _NUMPY = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
 
 
