@@ -1,0 +1,1 @@
+"""Prefix scans (inclusive and exclusive sums), multi-block, any length."""

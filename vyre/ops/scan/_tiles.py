@@ -1,0 +1,177 @@
+"""Tiled multi-level prefix sums (reduce-then-scan).
+
+The input is cut into tiles of TILE = 256 invocations x ITEMS elements. With more than one
+tile, a level is three parts:
+
+1. ``tile_sums``: each workgroup sums its tile (ITEMS coalesced loads per lane in registers,
+   then a tree in workgroup memory) into ``sums[tile]``;
+2. the tile sums are scanned *exclusively* by the same construction, recursively, giving
+   each tile's offset (levels are laid out at build time from n: a level per factor of
+   TILE, e.g. 3 levels past TILE^2 = 1M elements);
+3. ``scan_tile``: each workgroup scans its tile and adds its offset. Lanes load the tile
+   coalesced (element j*256 + lane) into workgroup memory, then each lane takes ITEMS
+   consecutive elements into registers and scans them serially; the 256 lane totals are
+   scanned by Hillis-Steele with double buffering (one barrier per step); lane results are
+   written back to workgroup memory and stored coalesced. Workgroup memory is padded by
+   one word per 32 (``_pad``) so the lanes' strided ITEMS-element accesses hit distinct
+   banks.
+
+Reduce-then-scan reads the input twice and writes it once (scan-then-add-offsets would
+read and write it twice). A single tile is just ``scan_tile`` with a zero offset.
+The programs use runtime-sized buffers (``len``), so one compiled program serves every n.
+Loads and stores are scalar: the tile is staged through workgroup memory, so each load and
+store instruction of a workgroup already covers 256 consecutive words; vec4 would also need
+n % 4 == 0 and a flat input array (see ``vyre/ops/reduce/_blocks.py``).
+"""
+
+from __future__ import annotations
+
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.types import DataType
+from ..pipeline import BufferSpec, Pipeline, Step
+
+WG = 256
+ITEMS = 4
+TILE = WG * ITEMS
+LOG_WG = 8
+
+
+def _pad(i):
+    return i + (i >> 5)
+
+
+def _zero(dtype: str):
+    return 0.0 if dtype == "f32" else 0
+
+
+def tile_sums_program(dtype: str) -> Program:
+    b = ProgramBuilder(f"scan_tile_sums_{dtype}", WG)
+    x = b.buffer("x", dtype)
+    sums = b.buffer("sums", dtype, "write")
+    t = b.let(b.local_index(), "t")
+    base = b.let(b.workgroup_id(0) * TILE, "base")
+    n = b.let(x.len(), "n")
+    acc = b.var(dtype, _zero(dtype), name="acc")
+    for j in range(ITEMS):
+        g = b.let(base + (j * WG) + t)
+        with b.if_(g < n):
+            acc += x[g]
+    sh = b.workgroup_array("sh", dtype, WG)
+    sh[t] = acc
+    b.barrier()
+    s = WG // 2
+    while s >= 1:  # sequential addressing; lane 0 keeps its running sum in a register
+        with b.if_(t < s):
+            acc += sh[t + s]
+            if s > 1:
+                sh[t] = acc
+        if s > 1:
+            b.barrier()
+        s //= 2
+    with b.if_(t == 0):
+        sums[b.workgroup_id(0)] = acc
+    return b.build()
+
+
+def scan_tile_program(dtype: str, exclusive: bool) -> Program:
+    kind = "exclusive" if exclusive else "inclusive"
+    b = ProgramBuilder(f"scan_{kind}_tile_{dtype}", WG)
+    x = b.buffer("x", dtype)
+    offsets = b.buffer("offsets", dtype)
+    out = b.buffer("out", dtype, "write")
+    sh = b.workgroup_array("sh", dtype, _pad(TILE))
+    tot = b.workgroup_array("tot", dtype, 2 * WG)
+    t = b.let(b.local_index(), "t")
+    wid = b.let(b.workgroup_id(0), "wid")
+    base = b.let(wid * TILE, "base")
+    n = b.let(x.len(), "n")
+
+    # coalesced load of the tile into workgroup memory
+    for j in range(ITEMS):
+        i = b.let(t + j * WG)
+        g = b.let(base + i)
+        v = b.var(dtype, _zero(dtype))
+        with b.if_(g < n):
+            v.set(x[g])
+        sh[_pad(i)] = v
+    b.barrier()
+
+    # each lane scans its ITEMS consecutive elements in registers
+    mine = b.let(t * ITEMS, "mine")
+    run = []
+    for j in range(ITEMS):
+        v = b.let(sh[_pad(mine + j)])
+        run.append(v if j == 0 else b.let(run[-1] + v))
+
+    # Hillis-Steele over the lane totals, double-buffered in tot[0:WG] / tot[WG:2WG]
+    tot[t] = run[-1]
+    b.barrier()
+    src = 0
+    for k in range(LOG_WG):
+        dst = 1 - src
+        acc = b.var(dtype, tot[src * WG + t])
+        with b.if_(t >= (1 << k)):
+            acc += tot[src * WG + t - (1 << k)]
+        tot[dst * WG + t] = acc
+        b.barrier()
+        src = dst
+    before = b.var(dtype, _zero(dtype), name="before")  # sum of the lanes before this one
+    with b.if_(t > 0):
+        before.set(tot[src * WG + t - 1])
+    prefix = b.let(offsets[wid] + before, "prefix")
+
+    # results back through workgroup memory, stored coalesced
+    for j in range(ITEMS):
+        if exclusive:
+            sh[_pad(mine + j)] = prefix if j == 0 else prefix + run[j - 1]
+        else:
+            sh[_pad(mine + j)] = prefix + run[j]
+    b.barrier()
+    for j in range(ITEMS):
+        i = b.let(t + j * WG)
+        g = b.let(base + i)
+        with b.if_(g < n):
+            out[g] = sh[_pad(i)]
+    return b.build()
+
+
+def levels(n: int) -> int:
+    """Number of scan levels for n elements (1 up to TILE, 2 up to TILE^2, ...)."""
+    count = 1
+    while n > TILE:
+        n = -(-n // TILE)
+        count += 1
+    return count
+
+
+def depth(n: int) -> int:
+    """Longest chain of additions from an element to an output (for float error budgets)."""
+    h = (ITEMS - 1) + LOG_WG + 2  # serial run, Hillis-Steele, + lanes before, + tile offset
+    if n <= TILE:
+        return h
+    return h + ITEMS + LOG_WG + depth(-(-n // TILE))  # the tile sum, then its exclusive scan
+
+
+def build_scan(n: int, dtype: str, exclusive: bool) -> Pipeline:
+    dt = DataType.parse(dtype)
+    buffers = {"x": BufferSpec(dt, n), "out": BufferSpec(dt, n)}
+    steps: list[Step] = []
+
+    def emit(src: str, count: int, dst: str, excl: bool, level: int) -> None:
+        tiles = -(-count // TILE)
+        if tiles == 1:
+            zero = "zero"
+            buffers.setdefault(zero, BufferSpec(dt, 1))
+            steps.append(Step(scan_tile_program(dtype, excl), (src, zero, dst), (1, 1, 1)))
+            return
+        sums, offs = f"sums{level}", f"offsets{level}"
+        buffers[sums] = BufferSpec(dt, tiles)
+        buffers[offs] = BufferSpec(dt, tiles)
+        steps.append(Step(tile_sums_program(dtype), (src, sums), (tiles, 1, 1)))
+        emit(sums, tiles, offs, True, level + 1)
+        steps.append(Step(scan_tile_program(dtype, excl), (src, offs, dst), (tiles, 1, 1)))
+
+    emit("x", n, "out", exclusive, 0)
+    return Pipeline(name=f"scan.{'exclusive' if exclusive else 'inclusive'}", buffers=buffers, inputs=("x",),
+                    outputs=("out",), steps=tuple(steps))
