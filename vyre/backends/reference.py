@@ -25,6 +25,8 @@ invocations ("lanes") at once:
 from __future__ import annotations
 
 import copy
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -662,11 +664,29 @@ class ReferenceBackend:
         self.chunk_lanes = int(chunk_lanes)
         self.max_loop_iterations = int(max_loop_iterations)
         self.compact_min_lanes = max(1, int(compact_min_lanes))
+        self._validated: OrderedDict[str, None] = OrderedDict()  # fingerprints, bounded LRU
+        self._validated_lock = threading.Lock()
 
-    def dispatch(self, program: Program, inputs=None, config: DispatchConfig | None = None) -> list[np.ndarray]:
+    def _validate(self, program: Program) -> None:
+        """Validate once per program content (multi-step ops dispatch the same programs many times).
+        The fingerprint is taken only after a first validation, so over-deep programs still get the
+        validator's clear error rather than a serialisation failure."""
+        fp = program.__dict__.get("fingerprint")
+        if fp is not None:
+            with self._validated_lock:
+                if fp in self._validated:
+                    self._validated.move_to_end(fp)
+                    return
         validate = _validator()
         if validate is not None:
             validate(program)
+        with self._validated_lock:
+            self._validated[program.fingerprint] = None
+            while len(self._validated) > 4096:
+                self._validated.popitem(last=False)
+
+    def dispatch(self, program: Program, inputs=None, config: DispatchConfig | None = None) -> list[np.ndarray]:
+        self._validate(program)
         plan = plan_dispatch(program, inputs, config)
         buffers: dict[str, Memory] = {}
         for b in plan.buffers:
