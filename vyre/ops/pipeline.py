@@ -103,7 +103,9 @@ def host_inputs(pipeline: Pipeline, inputs) -> list[np.ndarray]:
     """The caller's arrays as the pipeline's input buffers.
 
     Byte data (a uint8 array given for a u32 buffer) is packed with :func:`pack_bytes`; the
-    op's params carry the byte length. Every other array is passed through unchanged.
+    op's params carry the byte length. Arrays for vector buffers are flattened in C order (a
+    (64, 100) f32 array feeds a vec4<f32> buffer of 1600 elements). Every other array is
+    passed through unchanged.
     """
     from ..errors import DispatchError
 
@@ -116,8 +118,11 @@ def host_inputs(pipeline: Pipeline, inputs) -> list[np.ndarray]:
     out = []
     for name, value in zip(pipeline.inputs, inputs):
         a = np.asarray(value)
-        if a.dtype == np.uint8 and pipeline.buffers[name].dtype is DataType.U32:
+        spec = pipeline.buffers[name]
+        if a.dtype == np.uint8 and spec.dtype is DataType.U32:
             a = pack_bytes(a)
+        elif spec.dtype.is_vector and a.ndim != 1:
+            a = a.reshape(-1)
         out.append(a)
     return out
 

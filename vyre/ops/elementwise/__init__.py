@@ -1,0 +1,1 @@
+"""Elementwise ops: map.* (unary), zip.* (binary, broadcasting), nn.gelu/nn.silu, bits.*."""
