@@ -108,6 +108,8 @@ def test_plan_respects_limits(shape, axis):
 def test_vec4_loads_when_rows_are_contiguous():
     assert _blocks.plan((1000,), None)[0].vec == 4
     assert _blocks.plan((1001,), None)[0].vec == 1
+    assert _blocks.plan((3, 1000), 1)[0].vec == 4  # N-d inputs are flattened for vector buffers
+    assert _blocks.plan((3, 1000), 0)[0].vec == 1  # strided columns
     x = get("reduce.sum").build(shape=(1 << 18,), dtype="f32", axis=None)
     assert x.buffers["x"].dtype.value == "vec4<f32>" and x.buffers["x"].count == 1 << 16
 

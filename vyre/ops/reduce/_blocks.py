@@ -17,11 +17,11 @@ The input is viewed as (outer, length, inner) and reduced along ``length``; outp
   buffer of up to 4M elements takes at most 16 elements per lane, larger ones loop longer,
   and any input within the storage limit needs two passes (the loop allows more).
 
-vec4 loads: the first pass loads vec4 when rows are contiguous (inner == 1), length % 4 == 0
-and the input is 1-D. The host layout accepts a flat array for a vec4 buffer but not an N-d
-array whose last dimension is not 4, and pipelines hand input arrays to the backend as they
-are, so N-d inputs use scalar loads. Partials are scalar: the pass that writes them stores
-one element per (output, block), and a pipeline buffer has one element type.
+vec4 loads: the first pass loads vec4 whenever rows are contiguous (inner == 1) and
+length % 4 == 0, so every row starts on a vec4 boundary (``host_inputs`` flattens N-d
+arrays fed to a vector buffer). Strided columns (inner > 1) load scalars: their lanes are
+already coalesced across adjacent columns. Partials are scalar: the pass that writes them
+stores one element per (output, block), and a pipeline buffer has one element type.
 
 A reduction is described by a :class:`Reducer`: its state (one or more components, e.g.
 (key, index) for argmax), the identity, how an element becomes a state (``lift``), how two
@@ -137,7 +137,7 @@ def result_shape(shape: tuple[int, ...], axis: int | None) -> tuple[int, ...]:
 def plan(shape: tuple[int, ...], axis: int | None) -> list[Geometry]:
     """The passes of a reduction of ``shape`` along ``axis``."""
     outer, length, inner = collapse(shape, axis)
-    vec = 4 if inner == 1 and length % 4 == 0 and len(shape) == 1 else 1
+    vec = 4 if inner == 1 and length % 4 == 0 else 1
     passes = [geometry(outer, length, inner, vec)]
     while passes[-1].blocks > 1:
         passes.append(geometry(passes[-1].outputs, passes[-1].blocks, 1))
@@ -291,8 +291,8 @@ def params_from_array(op_id: str, x: np.ndarray, axis=None, dtypes=DTYPES) -> di
 
 # Witness shapes shared by the reductions, (name, shape, axis): size 1, not a multiple of
 # 256 (scalar and vec4 loads), a multi-block whole buffer (vec4), then (spread over the
-# types) rows and columns of odd 2-D shapes, an N-d axis, multi-block strided columns and
-# rows, and a multi-block N-d whole buffer (scalar loads).
+# types) rows (vec4 and scalar) and columns of odd 2-D shapes, an N-d axis, multi-block
+# strided columns and rows (vec4), and a multi-block N-d whole buffer (scalar loads).
 BASE_SHAPES = [("one", (1,), None), ("n1001", (1001,), None), ("n1000_vec4", (1000,), None),
                ("large_vec4", (1 << 18,), None)]
 AXIS_SHAPES = [("rows_3x1000", (3, 1000), 1), ("cols_3x1000", (3, 1000), 0), ("cols_1000x3", (1000, 3), 0),
