@@ -259,6 +259,13 @@ def test_backend_properties(hand):
     assert lim["max-storage-buffer-binding-size"] >= 128 << 20
     assert isinstance(hand.features, frozenset)
     assert hand.supports_f16() == ("shader-f16" in hand.features)
+    # capabilities are methods (like the Rust API), read from the device's limits and features
+    assert hand.supports_subgroup_ops() == ("subgroup" in hand.features)
+    assert hand.supports_timestamps() == ("timestamp-query" in hand.features)
+    assert hand.max_workgroup_size() == tuple(lim[f"max-compute-workgroup-size-{a}"] for a in "xyz")
+    assert hand.max_storage_buffer_bytes() == lim["max-storage-buffer-binding-size"]
+    assert hand.max_compute_workgroups_per_dimension() == lim["max-compute-workgroups-per-dimension"]
+    assert hand.max_compute_invocations_per_workgroup() == lim["max-compute-invocations-per-workgroup"]
     assert "wgpu" in repr(hand) or "WgpuBackend" in repr(hand)
     from vyre.backends.base import Backend
 

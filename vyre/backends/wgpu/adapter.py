@@ -41,7 +41,8 @@ class AdapterChoice:
 
 
 def adapter_info(adapter) -> dict:
-    """The adapter's identity as a plain dict (device, vendor, backend_type, adapter_type, description, driver)."""
+    """The adapter's identity as a plain dict (device, vendor, backend_type, adapter_type, description, driver,
+    vendor_id, device_id, subgroup_min_size, subgroup_max_size; unknown subgroup sizes are None)."""
     raw = adapter.info
     get = raw.get if hasattr(raw, "get") else (lambda k, d=None: getattr(raw, k, d))
     description = str(get("description", "") or "")
@@ -54,6 +55,9 @@ def adapter_info(adapter) -> dict:
         "driver": str(get("driver", "") or description),
         "vendor_id": int(get("vendor_id", 0) or 0),
         "device_id": int(get("device_id", 0) or 0),
+        # wgpu-py 0.32 spells these "stackgroup_*"; later versions "subgroup_*"
+        "subgroup_min_size": int(get("subgroup_min_size", 0) or get("stackgroup_min_size", 0) or 0) or None,
+        "subgroup_max_size": int(get("subgroup_max_size", 0) or get("stackgroup_max_size", 0) or 0) or None,
     }
 
 

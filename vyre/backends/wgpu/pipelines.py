@@ -1,22 +1,24 @@
-"""Compiled pipelines: shader module, explicit bind group layouts, pipeline layout, compute pipeline.
+"""Compiled pipelines: shader module, bind group layouts (cached per signature), pipeline
+layout, compute pipeline; and the in-memory LRU cache that holds them.
 
-Cached in memory per backend, keyed by ``(program fingerprint, lowering_version)``; the
-lowering itself is cached per program fingerprint. Layouts are built from
-``LoweredProgram.bindings`` (never ``layout="auto"``), so a binding the shader does not use
-still gets a slot and bind groups always match.
+Layouts are built from ``LoweredProgram.bindings`` (never ``layout="auto"``), so a binding
+the shader does not use still gets a slot and bind groups always match. Keys are made in
+:mod:`.keys`. The cache also keeps the lowerings (bounded LRU, by fingerprint and codegen key).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from ...errors import LoweringError
+from ...errors import BackendError, LoweringError
 from .device import translate_error
 from .transfer import ResourceSet
 
 PARAMS_NAME = "_vyre"
 _KINDS = ("read-only-storage", "storage", "uniform")
+DEFAULT_CAPACITY = 256
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,9 @@ class Slot:
     index: int
 
 
-@dataclass
+@dataclass(eq=False)
 class CompiledPipeline:
-    key: tuple[str, str]
+    key: tuple
     program_name: str
     lowered: Any
     module: Any
@@ -40,40 +42,73 @@ class CompiledPipeline:
     pipeline: Any
     group_layouts: list  # index = bind group number
     groups: list  # index = bind group number -> list[Slot]
-    resources: ResourceSet = field(default_factory=ResourceSet)
+    program: Any = None  # the Program (None for raw WGSL)
+    rsets: list = field(default_factory=lambda: [ResourceSet()])  # one per job slot of one submission
     uses: int = 0
     last_used: int = 0
+    pins: int = 0  # > 0: never evicted (compile_persistent)
+    needs: frozenset = frozenset()  # device features the pipeline needs
+    generation: int = 0  # the backend's device generation it was built on
+    artifact: Any = None  # the CompiledProgram handed out by backend.compile()
 
     @property
     def wgsl(self) -> str:
         return self.lowered.wgsl
 
+    @property
+    def fingerprint(self) -> str:
+        return self.key[0]
+
+    @property
+    def resources(self) -> ResourceSet:
+        """The first job slot's resources (the one a single dispatch uses)."""
+        return self.rsets[0]
+
+    def resource_set(self, k: int) -> ResourceSet:
+        """Resources of job slot ``k`` (several jobs of one submission need distinct buffers)."""
+        while len(self.rsets) <= k:
+            self.rsets.append(ResourceSet())
+        return self.rsets[k]
+
+    def nbytes(self) -> int:
+        return sum(r.nbytes() for r in self.rsets)
+
+    def release_resources(self, pool) -> None:
+        for r in self.rsets:
+            r.release(pool)
+        del self.rsets[1:]
+
 
 def binding_slots(program, lowered) -> list[list[Slot]]:
     """Match the lowering's bindings to the program's buffers (by name) and group them."""
     index_of = {b.name: k for k, b in enumerate(program.sorted_buffers)}
+    return group_slots(program.name, lowered.bindings, index_of)
+
+
+def group_slots(name: str, bindings, index_of: dict[str, int]) -> list[list[Slot]]:
+    """Slots by bind group, each group sorted by binding; ``index_of`` maps binding names to buffer indices."""
     slots: list[Slot] = []
     seen: set[tuple[int, int]] = set()
-    for info in lowered.bindings:
+    for info in bindings:
         kind = str(info.kind)
         if kind not in _KINDS:
-            raise LoweringError(f"lowering of {program.name!r} produced binding {info.name!r} of unknown kind {kind!r}",
+            raise LoweringError(f"lowering of {name!r} produced binding {info.name!r} of unknown kind {kind!r}",
                                 fix="binding kinds are read-only-storage, storage or uniform")
         if info.name == PARAMS_NAME:
             idx = -1
         elif info.name in index_of:
             idx = index_of[info.name]
         else:
-            raise LoweringError(f"lowering of {program.name!r} binds {info.name!r}, which is not one of the program's buffers",
+            raise LoweringError(f"lowering of {name!r} binds {info.name!r}, which is not one of the program's buffers",
                                 fix="report this lowering bug with the program's text form")
         pos = (int(info.group), int(info.binding))
         if pos in seen:
-            raise LoweringError(f"lowering of {program.name!r} binds two buffers at group {pos[0]} binding {pos[1]}")
+            raise LoweringError(f"lowering of {name!r} binds two buffers at group {pos[0]} binding {pos[1]}")
         seen.add(pos)
         slots.append(Slot(group=pos[0], binding=pos[1], name=info.name, kind=kind, index=idx))
     missing = set(index_of) - {s.name for s in slots}
     if missing:
-        raise LoweringError(f"lowering of {program.name!r} did not bind buffer(s) {sorted(missing)}",
+        raise LoweringError(f"lowering of {name!r} did not bind buffer(s) {sorted(missing)}",
                             fix="report this lowering bug with the program's text form")
     n_groups = 1 + max((s.group for s in slots), default=-1)
     groups: list[list[Slot]] = [[] for _ in range(n_groups)]
@@ -84,50 +119,191 @@ def binding_slots(program, lowered) -> list[list[Slot]]:
     return groups
 
 
-def compile_pipeline(device, program, lowered, key: tuple[str, str]) -> CompiledPipeline:
-    """Create the shader module, layouts and compute pipeline. wgpu errors become LoweringError."""
+class LayoutCache:
+    """Bind group layouts by signature (the (binding, kind) pairs of one group) and pipeline layouts by
+    the tuple of their groups' signatures, so programs with the same interface share them."""
+
+    def __init__(self, device, stats):
+        self.device = device
+        self.stats = stats
+        self.groups: dict[tuple, Any] = {}
+        self.pipelines: dict[tuple, Any] = {}
+
+    def group_layout(self, signature: tuple):
+        import wgpu
+
+        layout = self.groups.get(signature)
+        if layout is None:
+            entries = [{"binding": b, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                       for b, kind in signature]
+            layout = self.device.create_bind_group_layout(label="vyre-layout", entries=entries)
+            self.stats.bump("bind_group_layouts_created")
+            self.groups[signature] = layout
+        return layout
+
+    def pipeline_layout(self, signatures: tuple):
+        layout = self.pipelines.get(signatures)
+        if layout is None:
+            layout = self.device.create_pipeline_layout(
+                label="vyre-pipeline-layout", bind_group_layouts=[self.group_layout(s) for s in signatures])
+            self.pipelines[signatures] = layout
+        return layout
+
+    def clear(self, device=None) -> None:
+        self.groups.clear()
+        self.pipelines.clear()
+        if device is not None:
+            self.device = device
+
+
+def compile_pipeline(device, program, lowered, key: tuple, layouts: LayoutCache | None = None,
+                     groups: list | None = None) -> CompiledPipeline:
+    """Create the shader module, layouts and compute pipeline. wgpu errors become LoweringError.
+
+    ``program`` may be None (raw WGSL): then ``groups`` must be given.
+    """
     import wgpu
 
-    groups = binding_slots(program, lowered)
-    label = f"vyre:{program.name}"
+    name = program.name if program is not None else "wgsl"
+    if groups is None:
+        groups = binding_slots(program, lowered)
+    label = f"vyre:{name}"
+    signatures = tuple(tuple((s.binding, s.kind) for s in slots) for slots in groups)
     try:
         module = device.create_shader_module(label=label, code=lowered.wgsl)
-        group_layouts = []
-        for g, slots in enumerate(groups):
-            entries = [
-                {"binding": s.binding, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": s.kind}}
-                for s in slots
+        if layouts is not None:
+            group_layouts = [layouts.group_layout(sig) for sig in signatures]
+            pipeline_layout = layouts.pipeline_layout(signatures)
+        else:
+            group_layouts = [
+                device.create_bind_group_layout(label=f"{label}:g{g}", entries=[
+                    {"binding": b, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                    for b, kind in sig])
+                for g, sig in enumerate(signatures)
             ]
-            group_layouts.append(device.create_bind_group_layout(label=f"{label}:g{g}", entries=entries))
-        pipeline_layout = device.create_pipeline_layout(label=label, bind_group_layouts=group_layouts)
+            pipeline_layout = device.create_pipeline_layout(label=label, bind_group_layouts=group_layouts)
         pipeline = device.create_compute_pipeline(
             label=label, layout=pipeline_layout,
             compute={"module": module, "entry_point": getattr(lowered, "entry_point", "main") or "main"},
         )
     except Exception as exc:
-        raise translate_error(exc, stage="compile", wgsl=lowered.wgsl, program=program.name) from None
-    return CompiledPipeline(key=key, program_name=program.name, lowered=lowered, module=module,
+        raise translate_error(exc, stage="compile", wgsl=lowered.wgsl, program=name) from None
+    return CompiledPipeline(key=key, program_name=name, lowered=lowered, module=module,
                             pipeline_layout=pipeline_layout, pipeline=pipeline,
-                            group_layouts=group_layouts, groups=groups)
+                            group_layouts=group_layouts, groups=groups, program=program)
 
 
 class PipelineCache:
-    """Lowerings by program fingerprint and pipelines by (fingerprint, lowering_version)."""
+    """LRU of compiled pipelines and of lowerings. ``capacity`` bounds the unpinned pipelines; pinned ones
+    (compile_persistent) are never evicted and do not count against it.
 
-    def __init__(self):
-        self.lowered: dict[str, Any] = {}
-        self.pipelines: dict[tuple[str, str], CompiledPipeline] = {}
+    ``release`` is called with each pipeline that leaves the cache (to return its buffers).
+    Counters: ``hits``, ``misses`` (lookups by :meth:`lookup`), ``evictions``, ``compiled``.
+    """
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, release: Callable[[CompiledPipeline], None] | None = None):
+        self.pipelines: OrderedDict[tuple, CompiledPipeline] = OrderedDict()
+        self.lowered: OrderedDict[tuple, Any] = OrderedDict()
+        self._capacity = _check_capacity(capacity)
+        self.release = release or (lambda p: None)
         self.hits = 0
+        self.misses = 0
+        self.evictions = 0
         self.compiled = 0
 
-    def clear(self) -> None:
-        for p in self.pipelines.values():
-            p.resources.release()
-        self.lowered.clear()
-        self.pipelines.clear()
+    # ---- capacity ---------------------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return self._capacity
 
+    @capacity.setter
+    def capacity(self, value: int) -> None:
+        self._capacity = _check_capacity(value)
+        self._evict()
+
+    @property
+    def lowering_capacity(self) -> int:
+        return max(64, self._capacity)
+
+    # ---- pipelines ----------------------------------------------------------------------
+    def lookup(self, key) -> CompiledPipeline | None:
+        """The cached pipeline (marked most recently used; counted as a hit) or None (a miss)."""
+        p = self.pipelines.get(key)
+        if p is None:
+            self.misses += 1
+            return None
+        self.pipelines.move_to_end(key)
+        self.hits += 1
+        return p
+
+    def get(self, key) -> CompiledPipeline | None:
+        """The cached pipeline without counting or reordering."""
+        return self.pipelines.get(key)
+
+    def put(self, pipeline: CompiledPipeline) -> None:
+        old = self.pipelines.pop(pipeline.key, None)
+        if old is not None and old is not pipeline:
+            self.release(old)
+        self.pipelines[pipeline.key] = pipeline
+        self.compiled += 1
+        self._evict()
+
+    def _evict(self) -> None:
+        """Evict least recently used unpinned pipelines until at most ``capacity`` unpinned ones remain."""
+        unpinned = [k for k, p in self.pipelines.items() if p.pins == 0]
+        over = len(unpinned) - self._capacity
+        if over <= 0:
+            return
+        for key in unpinned[:over]:
+            self.release(self.pipelines.pop(key))
+            self.evictions += 1
+
+    def remove(self, fingerprints=None) -> int:
+        """Drop every pipeline (``fingerprints`` None) or those of the given program fingerprints,
+        pinned or not, and their lowerings. Returns the number of pipelines dropped."""
+        fps = None if fingerprints is None else set(fingerprints)
+        keys = [k for k in self.pipelines if fps is None or k[0] in fps]
+        for k in keys:
+            self.release(self.pipelines.pop(k))
+        for k in [k for k in self.lowered if fps is None or k[0] in fps]:
+            del self.lowered[k]
+        return len(keys)
+
+    def clear(self) -> None:
+        self.remove(None)
+
+    # ---- lowerings ---------------------------------------------------------------------
+    def lowering(self, key):
+        lowered = self.lowered.get(key)
+        if lowered is not None:
+            self.lowered.move_to_end(key)
+        return lowered
+
+    def keep_lowering(self, key, lowered) -> None:
+        self.lowered[key] = lowered
+        self.lowered.move_to_end(key)
+        while len(self.lowered) > self.lowering_capacity:
+            self.lowered.popitem(last=False)
+
+    # ---- reporting ---------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.pipelines)
 
+    def snapshot(self) -> dict:
+        looked = self.hits + self.misses
+        return {"entries": len(self.pipelines), "capacity": self._capacity,
+                "pinned": sum(1 for p in self.pipelines.values() if p.pins),
+                "hits": self.hits, "misses": self.misses, "evictions": self.evictions,
+                "hit_rate": (self.hits / looked) if looked else 0.0, "compiled": self.compiled,
+                "lowerings": len(self.lowered)}
 
-__all__ = ["CompiledPipeline", "PipelineCache", "Slot", "binding_slots", "compile_pipeline", "PARAMS_NAME"]
+
+def _check_capacity(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BackendError(f"pipeline cache capacity must be an int >= 1, got {value!r}",
+                           fix="pass e.g. pipeline_cache_capacity=256")
+    return value
+
+
+__all__ = ["CompiledPipeline", "PipelineCache", "LayoutCache", "Slot", "binding_slots", "group_slots",
+           "compile_pipeline", "PARAMS_NAME", "DEFAULT_CAPACITY"]

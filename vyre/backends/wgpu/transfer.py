@@ -9,9 +9,10 @@
   lavapipe); below it (and for buffers under ``small_buffer`` bytes) ``queue.write_buffer``
   is used, because mapping costs a device round trip (~70-80 µs) that a 1 KiB write (~6 µs)
   does not.
-* :class:`ResourceSet` holds the device buffers of one compiled pipeline (one per binding,
-  grown when too small) and the bind groups made from them, keyed by the exact buffer
-  objects, so a repeated dispatch creates no buffer and no bind group.
+* :class:`ResourceSet` holds the device buffers of one job slot of a compiled pipeline (one
+  per binding, taken from the buffer pool and exchanged for a larger one when too small)
+  and the bind groups made from them, keyed by the exact buffer objects, so a repeated
+  dispatch creates no buffer and no bind group.
 
 All methods run under the backend's lock.
 """
@@ -159,7 +160,12 @@ class Staging:
 
 @dataclass
 class ResourceSet:
-    """Device buffers and bind groups of one compiled pipeline, reused across dispatches."""
+    """Device buffers and bind groups of one job slot of a compiled pipeline, reused across dispatches.
+
+    The buffers come from the backend's :class:`~.pool.BufferPool` and go back to it on
+    :meth:`release`. The bind groups are rebuilt only when a buffer (or, for raw WGSL, a
+    bound size) changes, so repeated dispatches of the same shape create nothing.
+    """
 
     buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
     params: object = None  # the hidden uniform buffer
@@ -171,9 +177,14 @@ class ResourceSet:
         total = sum(b.size for b in self.buffers if b is not None)
         return total + (self.params.size if self.params is not None else 0)
 
-    def release(self) -> None:
+    def release(self, pool=None) -> None:
+        """Give the buffers back to ``pool`` (or destroy them without one) and forget the bind groups."""
         for b in [*self.buffers, self.params]:
-            if b is not None:
+            if b is None:
+                continue
+            if pool is not None:
+                pool.release(b)
+            else:
                 try:
                     b.destroy()
                 except Exception:
@@ -185,17 +196,4 @@ class ResourceSet:
         self.bind_groups = []
 
 
-def device_buffer_size(nbytes: int, uniform: bool, cap: int | None) -> int:
-    """Allocation size for a binding that needs ``nbytes``: grown geometrically (1.5x steps above
-    the need, power-of-two below 1 MiB) so that repeated dispatches with slowly growing inputs
-    do not reallocate every time; uniforms are rounded to 16 bytes only."""
-    need = max(16, align(nbytes, 16))
-    if uniform:
-        return need
-    size = 1 << (need - 1).bit_length() if need <= (1 << 20) else align(need + need // 2, 256)
-    if cap is not None and size > cap:
-        size = max(need, cap // 16 * 16)
-    return size
-
-
-__all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "device_buffer_size", "grow_size"]
+__all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "grow_size"]

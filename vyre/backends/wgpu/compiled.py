@@ -1,0 +1,106 @@
+"""The public results of compilation: :class:`CompiledProgram` (an artifact) and
+:class:`PersistentPipeline` (a pinned pipeline for repeated dispatch)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledProgram:
+    """A program compiled by :meth:`WgpuBackend.compile`: its WGSL and binding layout.
+
+    ``bindings`` are :class:`vyre.lower.BindingInfo` (group, binding, name, kind, dtype,
+    access, atomic), the program's buffers at group 0 in binding order, then the hidden
+    params uniform ``_vyre`` at group 1. ``features`` are the device features it needs.
+    ``key`` is its pipeline cache key. Pass it to :meth:`WgpuBackend.dispatch_compiled`:
+    that never lowers again (if the GPU pipeline was evicted, it is rebuilt from ``wgsl``).
+    """
+
+    program: Any
+    wgsl: str
+    entry_point: str
+    bindings: tuple
+    features: frozenset
+    workgroup_size: tuple
+    fingerprint: str
+    lowering_version: str
+    key: tuple
+    lowered: Any = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    @classmethod
+    def from_pipeline(cls, compiled) -> "CompiledProgram":
+        lowered = compiled.lowered
+        return cls(program=compiled.program, wgsl=lowered.wgsl, entry_point=lowered.entry_point,
+                   bindings=tuple(lowered.bindings), features=frozenset(lowered.features),
+                   workgroup_size=tuple(lowered.workgroup_size), fingerprint=compiled.key[0],
+                   lowering_version=str(lowered.lowering_version), key=compiled.key, lowered=lowered)
+
+    def __repr__(self) -> str:
+        return (f"CompiledProgram({self.name!r}, fingerprint={self.fingerprint[:12]}..., "
+                f"bindings={len(self.bindings)}, features={sorted(self.features)})")
+
+
+class PersistentPipeline:
+    """A compiled pipeline pinned in its backend's cache (never evicted) for repeated dispatch.
+
+    ``dispatch(inputs, config=None)`` skips the cache lookup. After
+    ``invalidate_pipeline_cache`` or a device recovery the pipeline is rebuilt (and pinned
+    again) on the next dispatch. ``release()`` (or leaving a ``with`` block) unpins it.
+    """
+
+    def __init__(self, backend, pipeline):
+        self._backend = backend
+        self._pipeline = pipeline
+        self.compiled: CompiledProgram = pipeline.artifact
+        self.released = False
+
+    @property
+    def program(self):
+        return self.compiled.program
+
+    @property
+    def fingerprint(self) -> str:
+        return self.compiled.fingerprint
+
+    @property
+    def wgsl(self) -> str:
+        return self.compiled.wgsl
+
+    @property
+    def bindings(self) -> tuple:
+        return self.compiled.bindings
+
+    @property
+    def pinned(self) -> bool:
+        """True while the pipeline is pinned in the backend's cache."""
+        b = self._backend
+        with b._lock:
+            return not self.released and b._cache.get(self._pipeline.key) is self._pipeline and self._pipeline.pins > 0
+
+    def dispatch(self, inputs=None, config=None):
+        return self._backend._dispatch_persistent(self, inputs, config)
+
+    def release(self) -> None:
+        with self._backend._lock:
+            if not self.released:
+                self.released = True
+                self._pipeline.pins = max(0, self._pipeline.pins - 1)
+
+    def __enter__(self) -> "PersistentPipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        state = "released" if self.released else "pinned"
+        return f"PersistentPipeline({self.compiled.name!r}, {state})"
+
+
+__all__ = ["CompiledProgram", "PersistentPipeline"]

@@ -1,0 +1,301 @@
+"""Running jobs: one or many (pipeline, buffers, grid) in a single submission.
+
+A :class:`Job` is what a dispatch, one element of a batch, or a raw WGSL dispatch needs on
+the GPU: its compiled pipeline, its bindings (bytes to upload, bytes to zero, outputs to
+read back), the hidden params words and the workgroup counts. :meth:`ExecutorMixin._run_jobs`
+gives each job a :class:`~.transfer.ResourceSet` of its pipeline (job slot k for the k-th job
+of that pipeline in the submission), takes missing buffers from the pool, and then encodes:
+
+    uploads (queue.write_buffer, or one mapped staging buffer for large inputs)
+    → one command encoder: staging copies, clears of write-only outputs,
+      one compute pass holding every job's dispatch, the copies of every output into the
+      one MAP_READ readback buffer → one submit → one map → numpy.
+
+Called under the backend's lock. Every wgpu exception is translated into a vyre error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ...errors import DeviceLostError
+from ...ir.types import Access
+from ..host import DispatchPlan, params_words, storage_to_host
+from .device import translate_error
+from .pipelines import CompiledPipeline
+from .transfer import ALIGN, ResourceSet, align, as_bytes4
+
+
+@dataclass
+class Bind:
+    """One buffer binding of a job."""
+
+    index: int  # buffer index (ResourceSet.buffers position; Slot.index)
+    nbytes: int  # bytes the job uses (a multiple of 4)
+    data: np.ndarray | None = None  # uint8 bytes to upload (None: nothing)
+    clear: bool = False  # zero it before the dispatch (write-only outputs)
+    output: bool = False  # read it back
+    uniform: bool = False
+
+
+@dataclass
+class Job:
+    compiled: CompiledPipeline
+    binds: list[Bind]
+    workgroups: tuple[int, int, int]
+    to_host: Callable[[int, memoryview], np.ndarray]  # (output number, raw bytes) -> host array
+    words: np.ndarray | None = None  # the hidden params uniform (None: the shader has none)
+    exact: bool = False  # bind exactly nbytes (raw WGSL may use arrayLength) instead of the whole buffer
+    label: str = "vyre"
+    outputs: list[Bind] = field(init=False)
+
+    def __post_init__(self):
+        self.outputs = [b for b in self.binds if b.output]
+
+    @property
+    def in_bytes(self) -> int:
+        return sum(b.data.nbytes for b in self.binds if b.data is not None)
+
+    @property
+    def out_bytes(self) -> int:
+        return sum(align(b.nbytes, ALIGN) for b in self.outputs)
+
+
+def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, label: str) -> Job:
+    """The job of a planned program dispatch."""
+    binds = []
+    for b in plan.buffers:
+        data = as_bytes4(b.data) if b.data is not None and b.data.nbytes else None
+        binds.append(Bind(index=b.index, nbytes=b.nbytes, data=data, clear=b.data is None and b.is_output,
+                          output=b.is_output, uniform=b.decl.access is Access.UNIFORM))
+    outs = plan.outputs
+
+    def to_host(k: int, raw) -> np.ndarray:
+        return storage_to_host(outs[k].decl, raw, outs[k].count)
+
+    return Job(compiled=compiled, binds=binds, workgroups=tuple(workgroups), to_host=to_host,
+               words=params_words(plan), label=label)
+
+
+class ExecutorMixin:
+    """The encode/submit/readback half of WgpuBackend (needs _device, _queue, _staging, _pool, _stats...)."""
+
+    #: Inputs of one submission totalling more bytes than this go through the mapped staging
+    #: buffer; smaller ones use queue.write_buffer (cheaper than a map round trip).
+    upload_map_threshold = 512 << 10
+    #: With the mapped path on, buffers smaller than this still use queue.write_buffer.
+    upload_small_buffer = 64 << 10
+
+    def _run_jobs(self, jobs: list[Job]) -> list[list[np.ndarray]]:
+        """Run ``jobs`` in one submission; one list of outputs per job. Caller holds the lock."""
+        rsets: list[ResourceSet] = []
+        try:
+            slots: dict[int, int] = {}
+            for job in jobs:
+                k = slots.get(id(job.compiled), 0)
+                slots[id(job.compiled)] = k + 1
+                rset = job.compiled.resource_set(k)
+                rsets.append(rset)
+                self._ensure_resources(job, rset)
+            self._trim_pool(keep={id(j.compiled) for j in jobs})
+            results = self._submit(jobs, rsets)
+            self._return_orphans(jobs)
+            return results
+        except BaseException as exc:
+            self._return_orphans(jobs)
+            self._staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
+            for r in rsets:
+                r.last_words = None
+            if not isinstance(exc, Exception):
+                raise
+            one = jobs[0].compiled if len(jobs) == 1 else None
+            err = translate_error(exc, stage="dispatch", wgsl=one.wgsl if one else None,
+                                  program=one.program_name if one else None)
+            if isinstance(err, DeviceLostError):
+                self._mark_lost()
+            if err is exc:
+                raise
+            raise err from exc
+
+    def _return_orphans(self, jobs: list[Job]) -> None:
+        """Give back the buffers of pipelines that left the cache while their job ran (evicted or
+        invalidated meanwhile): nothing else would ever return them to the pool."""
+        for job in jobs:
+            p = job.compiled
+            if self._cache.get(p.key) is not p:
+                p.release_resources(self._pool)
+
+    def _ensure_resources(self, job: Job, rset: ResourceSet) -> None:
+        """Give every binding of ``job`` a large enough pooled buffer; rebuild bind groups on change."""
+        pool = self._pool
+        bufs = rset.buffers
+        top = 1 + max((b.index for b in job.binds), default=-1)
+        if len(bufs) < top:
+            bufs.extend([None] * (top - len(bufs)))
+        storage_cap = int(self._limits["max-storage-buffer-binding-size"])
+        uniform_cap = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
+        name = job.compiled.program_name
+        for b in job.binds:
+            cur = bufs[b.index]
+            if cur is not None and cur.size >= max(16, align(b.nbytes, 16)):
+                continue
+            if cur is not None:
+                pool.release(cur)
+                bufs[b.index] = None
+            kind = "uniform" if b.uniform else "storage"
+            bufs[b.index] = pool.acquire(kind, b.nbytes, uniform_cap if b.uniform else storage_cap,
+                                         label=f"{name}.{b.index}")
+        if job.words is not None and (rset.params is None or rset.params.size < job.words.nbytes):
+            if rset.params is not None:
+                pool.release(rset.params)
+                rset.params = None
+            rset.params = pool.acquire("uniform", job.words.nbytes, uniform_cap, label=f"{name}._vyre")
+            rset.last_words = None
+        sizes = {b.index: max(4, align(b.nbytes, 4)) for b in job.binds} if job.exact else None
+        key = (*bufs, rset.params, tuple(sorted(sizes.items())) if sizes else None)
+        if rset.bind_groups and key == rset.bind_key:
+            return
+        groups = []
+        for g, slots in enumerate(job.compiled.groups):
+            entries = []
+            for s in slots:
+                buf = rset.params if s.index < 0 else bufs[s.index]
+                size = sizes[s.index] if sizes else buf.size
+                entries.append({"binding": s.binding, "resource": {"buffer": buf, "offset": 0, "size": size}})
+            groups.append(self._device.create_bind_group(label=f"{name}:g{g}",
+                                                         layout=job.compiled.group_layouts[g], entries=entries))
+            self._stats.bump("bind_groups_created")
+        rset.bind_groups = groups
+        rset.bind_key = key
+
+    def _trim_pool(self, keep: set) -> None:
+        """Over the pool's cap: destroy free buffers, then return the buffers of the least recently used
+        pipelines (except those in ``keep``, the current submission's) and destroy those."""
+        pool = self._pool
+        if pool.bytes <= pool.cap_bytes:
+            return
+        pool.trim()
+        if pool.bytes <= pool.cap_bytes:
+            return
+        for p in sorted(self._cache.pipelines.values(), key=lambda p: p.last_used):
+            if id(p) in keep or not p.nbytes():
+                continue
+            p.release_resources(pool)
+            self._stats.bump("pool_releases")
+            pool.trim()
+            if pool.bytes <= pool.cap_bytes:
+                break
+
+    def _upload(self, jobs: list[Job], rsets: list[ResourceSet], encoder) -> None:
+        """Inputs: small ones by queue.write_buffer, large ones through the mapped staging buffer (copied
+        inside ``encoder``); then the params words that changed."""
+        queue = self._queue
+        items = [(rset.buffers[b.index], b.data) for job, rset in zip(jobs, rsets) for b in job.binds
+                 if b.data is not None]
+        total_in = sum(d.nbytes for _, d in items)
+        mapped = []
+        direct = items
+        if total_in > self.upload_map_threshold:
+            mapped = [(buf, d) for buf, d in items if d.nbytes >= self.upload_small_buffer]
+            direct = [(buf, d) for buf, d in items if d.nbytes < self.upload_small_buffer]
+        for buf, d in direct:
+            queue.write_buffer(buf, 0, d)
+        self._stats.bump("uploads_direct", len(direct))
+        self._stats.bump("uploads_mapped", len(mapped))
+        words_bytes = 0
+        for job, rset in zip(jobs, rsets):
+            w = job.words
+            if w is None:
+                continue
+            words_bytes += w.nbytes
+            if rset.last_words is None or not np.array_equal(rset.last_words, w):
+                rset.last_words = None
+                queue.write_buffer(rset.params, 0, w)
+                rset.last_words = w
+        if mapped:
+            need = sum(align(d.nbytes, ALIGN) for _, d in mapped)
+            st = self._staging.map_upload(need)
+            copies, off = [], 0
+            try:
+                for buf, d in mapped:
+                    st.write_mapped(d, off)
+                    copies.append((off, buf, d.nbytes))
+                    off += align(d.nbytes, ALIGN)
+            finally:
+                st.unmap()
+            for off, buf, n in copies:
+                encoder.copy_buffer_to_buffer(st, off, buf, 0, n)
+        self._stats.bump("bytes_uploaded", total_in + words_bytes)
+
+    def _submit(self, jobs: list[Job], rsets: list[ResourceSet]) -> list[list[np.ndarray]]:
+        label = jobs[0].label if len(jobs) == 1 else f"vyre:batch[{len(jobs)}]"
+        encoder = self._device.create_command_encoder(label=label)
+        self._upload(jobs, rsets, encoder)
+        for job, rset in zip(jobs, rsets):
+            for b in job.binds:
+                if b.clear:  # write-only: zero-initialised (the pooled buffer holds old data)
+                    encoder.clear_buffer(rset.buffers[b.index], 0, max(4, align(b.nbytes, 4)))
+        cpass = encoder.begin_compute_pass(label=label)
+        current = None
+        for job, rset in zip(jobs, rsets):
+            if job.compiled.pipeline is not current:
+                current = job.compiled.pipeline
+                cpass.set_pipeline(current)
+            for g, bg in enumerate(rset.bind_groups):
+                cpass.set_bind_group(g, bg)
+            cpass.dispatch_workgroups(*job.workgroups)
+        cpass.end()
+
+        total_out = sum(job.out_bytes for job in jobs)
+        offsets: list[list[int]] = []
+        if total_out:
+            rb = self._staging.ensure_readback(total_out)
+            off = 0
+            for job, rset in zip(jobs, rsets):
+                offs = []
+                for b in job.outputs:
+                    if b.nbytes:
+                        encoder.copy_buffer_to_buffer(rset.buffers[b.index], 0, rb, off, b.nbytes)
+                    offs.append(off)
+                    off += align(b.nbytes, ALIGN)
+                offsets.append(offs)
+        self._queue.submit([encoder.finish()])
+        self._stats.bump("dispatches", len(jobs))
+        self._stats.bump("submits")
+        for job in jobs:
+            job.compiled.uses += 1
+            self._use_clock += 1
+            job.compiled.last_used = self._use_clock
+        if not total_out:
+            self._wait_idle()
+            return [[job.to_host(k, b"") for k in range(len(job.outputs))] for job in jobs]
+        rb = self._staging.map_readback(total_out)
+        results = []
+        try:
+            for job, offs in zip(jobs, offsets):
+                outs = []
+                for k, (b, off) in enumerate(zip(job.outputs, offs)):
+                    mv = rb.read_mapped(off, b.nbytes, copy=False) if b.nbytes else b""
+                    outs.append(job.to_host(k, mv))
+                    del mv
+                results.append(outs)
+        finally:
+            rb.unmap()
+        self._stats.bump("bytes_read_back", sum(b.nbytes for job in jobs for b in job.outputs))
+        return results
+
+    def _wait_idle(self) -> None:
+        """Wait for submitted work (``on_submitted_work_done_sync`` is broken in wgpu-py 0.32): clear a few
+        bytes of the readback buffer in a new submission and map it (mapping waits for that submission)."""
+        rb = self._staging.ensure_readback(16)
+        enc = self._device.create_command_encoder(label="vyre-fence")
+        enc.clear_buffer(rb, 0, 16)
+        self._queue.submit([enc.finish()])
+        self._staging.map_readback(16)
+        rb.unmap()
+
+
+__all__ = ["Bind", "Job", "job_from_plan", "ExecutorMixin"]
