@@ -21,7 +21,7 @@ import numpy as np
 
 from ..registry import EXACT, OpSpec, Witness, register
 from . import _blocks as blk
-from ._blocks import NUMPY, Reducer
+from ._blocks import Reducer
 
 NO_INDEX = 0xFFFFFFFF
 

@@ -94,9 +94,10 @@ def build(n, bins) -> Pipeline:
         blocks = max(1, min(-(-n // per_block), MAX_WORKGROUPS // ranges))
         step = Step(private_program(bins), ("x", "hist"), (blocks, ranges, 1))
     else:
-        step = Step(global_program(bins), ("x", "hist"), (max(1, min(-(-n // (WG * ITEMS)), MAX_WORKGROUPS)), 1, 1))
-    return Pipeline(name="histogram", buffers={"x": BufferSpec(DataType.U32, n), "hist": BufferSpec(DataType.U32, bins)},
-                    inputs=("x",), outputs=("hist",), steps=(step,))
+        blocks = max(1, min(-(-n // (WG * ITEMS)), MAX_WORKGROUPS))
+        step = Step(global_program(bins), ("x", "hist"), (blocks, 1, 1))
+    buffers = {"x": BufferSpec(DataType.U32, n), "hist": BufferSpec(DataType.U32, bins)}  # hist starts at zero
+    return Pipeline(name="histogram", buffers=buffers, inputs=("x",), outputs=("hist",), steps=(step,))
 
 
 def reference(x, n, bins):
