@@ -254,7 +254,68 @@ def params_words(plan: DispatchPlan) -> np.ndarray:
     return words
 
 
+
+def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfig | None = None,
+                  max_storage_bytes: int | None = None) -> DispatchPlan:
+    """Size every buffer of a dispatch over resident buffers of ``nbytes`` bytes (binding order).
+
+    Element count of each buffer: ``config.counts[name]`` if given, else the declared
+    ``count``, else as many whole elements as its resident buffer holds. The storage bytes
+    of that count must fit in the resident buffer. No data is attached (``data`` is None).
+    Raises DispatchError.
+    """
+    config = config or DispatchConfig()
+    decls = program.sorted_buffers
+    sizes = [int(n) for n in nbytes]
+    if len(sizes) != len(decls):
+        raise DispatchError(
+            f"program {program.name!r} has {len(decls)} buffer(s) ({', '.join(d.name for d in decls) or 'none'}), "
+            f"got {len(sizes)} resident handle(s)",
+            fix="pass one handle per buffer in binding order, write buffers included",
+        )
+    unknown = sorted(set(config.counts) - {d.name for d in decls})
+    if unknown:
+        raise DispatchError(f"DispatchConfig.counts names unknown buffer(s) {unknown}",
+                            fix="use names of the program's buffers")
+    plans: list[BufferPlan] = []
+    for k, (decl, size) in enumerate(zip(decls, sizes)):
+        if decl.name in config.counts:
+            count = int(config.counts[decl.name])
+            if decl.count is not None and count != decl.count:
+                raise DispatchError(f"DispatchConfig.counts gives {decl.name!r} {count} elements, "
+                                    f"but it is declared with count={decl.count}",
+                                    fix="drop the count of a buffer declared with a fixed count")
+            if count < 0:
+                raise DispatchError(f"count of {decl.name!r} must be >= 0, got {count}")
+        elif decl.count is not None:
+            count = decl.count
+        else:
+            count = size // decl.dtype.element_nbytes
+        need = storage_nbytes(decl.dtype, count)
+        if need > size:
+            raise DispatchError(
+                f"buffer {decl.name!r} ({decl.dtype.value}) needs {need} bytes for {count} elements, "
+                f"but its resident buffer holds {size} bytes",
+                fix="allocate a larger resident buffer or give a smaller count in DispatchConfig.counts",
+            )
+        if max_storage_bytes is not None and decl.access is not Access.UNIFORM and need > max_storage_bytes:
+            raise DispatchError(
+                f"buffer {decl.name!r} needs {need} bytes, over this adapter's storage binding limit "
+                f"of {max_storage_bytes} bytes",
+                fix="split the work into smaller dispatches",
+            )
+        plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=need, data=None))
+    if config.grid is not None:
+        grid = tuple(int(g) for g in config.grid)
+    else:
+        outs = [p for p in plans if p.is_output]
+        basis = outs[0].count if outs else (plans[0].count if plans else 1)
+        grid = default_grid(program, basis)
+    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+
+
 __all__ = [
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
+    "plan_resident",
 ]
