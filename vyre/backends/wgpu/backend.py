@@ -26,6 +26,7 @@ from ...ir.types import Access
 from ..config import DispatchConfig
 from ..host import DispatchPlan, fold_grid, plan_dispatch, storage_to_host
 from . import adapter as _adapter
+from .async_dispatch import AsyncMixin
 from .batch import BatchMixin
 from .caps import CapabilitiesMixin
 from .compile import CompileMixin
@@ -37,6 +38,7 @@ from .keys import adapter_identity, lowering_contract
 from .lifecycle import LifecycleMixin
 from .pipelines import DEFAULT_CAPACITY, LayoutCache, PipelineCache
 from .pool import DEFAULT_CAP, BufferPool
+from .resident import ResidentMixin
 from .transfer import Staging, Stats, align
 
 
@@ -58,7 +60,8 @@ _COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups
              "pool_releases", "invalidations")
 
 
-class WgpuBackend(CompileMixin, ExecutorMixin, BatchMixin, EscapeMixin, CapabilitiesMixin, LifecycleMixin):
+class WgpuBackend(ResidentMixin, AsyncMixin, CompileMixin, ExecutorMixin, BatchMixin, EscapeMixin,
+                 CapabilitiesMixin, LifecycleMixin):
     """A vyre backend on a real WebGPU adapter (any Vulkan/Metal/D3D12 GPU, or lavapipe on a CPU).
 
     Create with :meth:`acquire` (best adapter, or the one ``VYRE_ADAPTER`` names),
