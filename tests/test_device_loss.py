@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import vyre
-from vyre.errors import DeviceLostError, DispatchError, NoAdapterError
+from vyre.errors import BackendError, DeviceLostError, DispatchError, NoAdapterError
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.types import DataType
 from vyre.ops.pipeline import BufferSpec, Pipeline, Step
@@ -98,6 +98,15 @@ def test_pending_async_from_before_a_loss_raises(backend):
     backend.try_recover()
     (out,) = backend.dispatch_async(MUL3, [x]).wait(timeout=60)
     np.testing.assert_array_equal(out, x * U32(3) + U32(1))
+
+
+def test_shutdown_ends_handles_and_pending_dispatches(backend):
+    h = backend.allocate_resident(64)
+    pending = backend.dispatch_async(MUL3, [np.arange(4096, dtype=U32)])
+    backend.shutdown()
+    for use in (lambda: backend.download_resident(h), lambda: pending.wait(), lambda: backend.allocate_resident(64)):
+        with pytest.raises(BackendError, match="shut down"):
+            use()
 
 
 def test_handles_of_another_backend_are_refused(backend, gpu):

@@ -296,6 +296,7 @@ def test_resident_stats_and_free(gpu):
     n0, b0 = gpu._resident_handles, gpu._resident_bytes
     h = gpu.allocate_resident(1 << 20)
     assert (gpu._resident_handles, gpu._resident_bytes) == (n0 + 1, b0 + (1 << 20))
+    assert gpu.stats()["resident"] == {"bytes": b0 + (1 << 20), "handles": n0 + 1}
     gpu.free_resident(h)
     assert (gpu._resident_handles, gpu._resident_bytes) == (n0, b0)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import DeviceLostError, DispatchError
+from ...errors import DeviceLostError, DispatchError, VyreError
 from ...ir.types import Access
 from ..host import fold_grid, params_words, plan_dispatch, storage_to_host
 from .device import translate_error
@@ -117,6 +117,11 @@ class PendingDispatch:
         deadline = None if timeout is None else time.monotonic() + max(0.0, float(timeout))
         while True:
             if self._lost():
+                if getattr(self._backend, "_closed", False):
+                    try:
+                        self._backend._check_alive()  # raises BackendError: shut down
+                    except VyreError as exc:
+                        self._fail(exc)
                 self._fail(DeviceLostError(f"dispatch of {self.program.name!r} was in flight when the GPU device "
                                            "was lost; its results are gone",
                                            fix="call backend.try_recover() and dispatch again"))
@@ -136,8 +141,13 @@ class PendingDispatch:
         raise err
 
     def _collect(self) -> None:
-        b, slot = self._backend, self._slot
+        b = self._backend
         with b._lock:
+            if self._outputs is not None:  # another thread collected them meanwhile
+                return
+            if self._error is not None:
+                raise self._error
+            slot = self._slot
             if self._lost():
                 self._fail(DeviceLostError(f"the GPU device was lost before the results of {self.program.name!r} "
                                            "were read", fix="call backend.try_recover() and dispatch again"))
