@@ -292,6 +292,36 @@ def test_read_none_returns_empty_and_the_work_still_happens(gpu, handles):
     np.testing.assert_array_equal(gpu.download_resident(h).view(U32), x)
 
 
+def test_threads_share_the_backend(gpu):
+    import threading
+
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            h = gpu.allocate_resident(1024)
+            x = np.arange(256, dtype=U32) + U32(k)
+            gpu.upload_resident(h, x)
+            for _ in range(5):
+                (got,) = gpu.dispatch_resident_sequence([(MUL3, [h])] * 4, read=[h])
+            gpu.free_resident(h)
+            results[k] = got.view(U32)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(6):
+        want = np.arange(256, dtype=U32) + U32(k)
+        for _ in range(20):
+            want = np_mul3(want)
+        np.testing.assert_array_equal(results[k], want)
+
+
 def test_resident_stats_and_free(gpu):
     n0, b0 = gpu._resident_handles, gpu._resident_bytes
     h = gpu.allocate_resident(1 << 20)
