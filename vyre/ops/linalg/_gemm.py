@@ -96,6 +96,7 @@ class GemmTiles:
         return self
 
 
+NARROW = GemmTiles(32, 64, 16, 4, 4)  # 128 invocations, 4x4 each, 12 KiB
 SMALL = GemmTiles(64, 64, 16, 4, 4)  # 256 invocations, 4x4 each, 16 KiB
 LARGE = GemmTiles(128, 128, 8, 8, 8)  # 256 invocations, 8x8 each, 16 KiB
 
@@ -104,8 +105,11 @@ def default_tiles(m: int, n: int, k: int) -> GemmTiles:
     """A sensible tile shape for an (m, k) @ (k, n) product when the caller names none:
     128x128 tiles with 8x8 register blocks once both output sides fill several tiles
     (arithmetic intensity for large products), 64x64 with 4x4 otherwise (less padding
-    waste and more workgroups for small ones)."""
-    return LARGE if m >= 512 and n >= 512 else SMALL
+    waste and more workgroups for small ones), 32x64 when m <= 32 (few output rows, e.g.
+    a convolution with few output channels)."""
+    if m >= 512 and n >= 512:
+        return LARGE
+    return NARROW if m <= 32 else SMALL
 
 
 def tiles_from(params: dict, m: int, n: int, k: int) -> GemmTiles:
@@ -120,15 +124,20 @@ class GemmOperands:
     """How the kernel reaches its operands.
 
     declare(b) declares the program's buffers (binding order) and returns a context;
-    load_a(b, ctx, z, row, k) and load_b(b, ctx, z, k, col) return one element as an f32
-    value (indices u32, within [0, M) x [0, K) and [0, K) x [0, N) unless the kernel guards
-    them); store(b, ctx, z, row, col, value) writes one f32 result (always in bounds).
+    load_a(b, ctx, z, row, k) and load_b(b, ctx, z, k, col, k_info, col_info) return one
+    element as an f32 value (indices u32; out-of-range ones are discarded by the kernel's
+    guards); store(b, ctx, z, row, col, col_info, value) writes one f32 result (always in
+    bounds). The optional k_info(b, ctx, z, k) and col_info(b, ctx, z, col) hooks compute
+    per-k and per-column values once and hand them to load_b/store (e.g. the (channel,
+    kernel tap) and (image, pixel) an im2col index decomposes into).
     """
 
     declare: Callable[[ProgramBuilder], object]
     load_a: Callable[..., Val]
     load_b: Callable[..., Val]
     store: Callable[..., None]
+    k_info: Callable[..., object] = lambda b, ctx, z, k: None
+    col_info: Callable[..., object] = lambda b, ctx, z, col: None
 
 
 def gemm_grid(m: int, n: int, tiles: GemmTiles, batch: int = 1) -> tuple[int, int, int]:
@@ -191,11 +200,13 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
             reg.set(b.vec(F32X4, *vals))
         for (n4, kk, _), reg in zip(b_units, b_regs):
             kg = b.let(k0 + kk)
+            kinfo = ops.k_info(b, ctx, z, kg)
             vals = []
             for c in range(4):
                 col = b.let(col0 + n4 * 4 + c)
+                cinfo = ops.col_info(b, ctx, z, col)
                 vals.append(guarded([kg < k if guard_k else None, col < n if guard_n else None],
-                                    lambda col=col: ops.load_b(b, ctx, z, kg, col)))
+                                    lambda col=col, cinfo=cinfo: ops.load_b(b, ctx, z, kg, col, kinfo, cinfo)))
             reg.set(b.vec(F32X4, *vals))
 
     def stash(stage_a, stage_b):
@@ -235,13 +246,14 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
         b.barrier()
 
     # --- epilogue: each invocation writes its reg_m x reg_n block ---
-    for r in range(t.reg_m):
-        row = b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}")
-        for h in range(t.reg_n // 4):
-            for c in range(4):
-                col = b.let(col0 + (tx + h * TX) * 4 + c)
+    rows = [b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}") for r in range(t.reg_m)]
+    for h in range(t.reg_n // 4):
+        for c in range(4):
+            col = b.let(col0 + (tx + h * TX) * 4 + c, f"ocol{h}_{c}")
+            cinfo = ops.col_info(b, ctx, z, col)
+            for r, row in enumerate(rows):
                 conds = [row < m if guard_m else None, col < n if guard_n else None]
-                _maybe(b, _all(conds), lambda row=row, col=col, v=acc[r][h][c]: ops.store(b, ctx, z, row, col, v))
+                _maybe(b, _all(conds), lambda row=row, col=col, v=acc[r][h][c]: ops.store(b, ctx, z, row, col, cinfo, v))
     return b.build()
 
 
@@ -263,4 +275,4 @@ def _maybe(b: ProgramBuilder, cond, emit) -> None:
             emit()
 
 
-__all__ = ["GemmTiles", "GemmOperands", "SMALL", "LARGE", "default_tiles", "tiles_from", "gemm_grid", "gemm_program"]
+__all__ = ["GemmTiles", "GemmOperands", "NARROW", "SMALL", "LARGE", "default_tiles", "tiles_from", "gemm_grid", "gemm_program"]
