@@ -198,6 +198,22 @@ def test_bad_uses_raise_before_gpu_work(gpu, handles, monkeypatch):
     np.testing.assert_array_equal(gpu.download_resident(a).view(U32), np.arange(64, dtype=U32))
 
 
+def test_a_failed_readback_is_translated_and_the_backend_stays_usable(gpu, handles, monkeypatch):
+    h = handles(64)
+    gpu.upload_resident(h, np.arange(16, dtype=U32))
+    real = gpu._staging.map_readback
+
+    def fail_after_mapping(nbytes):
+        real(nbytes)  # leaves the staging buffer mapped
+        raise RuntimeError("simulated map failure")
+
+    monkeypatch.setattr(gpu._staging, "map_readback", fail_after_mapping)
+    with pytest.raises(DispatchError, match="simulated map failure"):
+        gpu.download_resident(h)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(gpu.download_resident(h).view(U32), np.arange(16, dtype=U32))
+
+
 # ----------------------------------------------------------------------------- dispatch
 def test_dispatch_resident_matches_dispatch(gpu, handles):
     rng = np.random.default_rng(4)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import DeviceLostError, DispatchError
+from ...errors import DeviceLostError, DispatchError, VyreError
 from ...ir.program import Program
 from ...ir.types import Access
 from ..config import DispatchConfig
@@ -122,10 +122,13 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
 
     @contextmanager
     def _gpu_guard(self, program: str | None = None):
-        """Turn wgpu exceptions into vyre errors (marking the device lost when it is)."""
+        """Turn wgpu exceptions into vyre errors (marking the device lost when it is); a failure may have
+        left a staging buffer mapped, so the staging buffers are dropped."""
         try:
             yield
         except Exception as exc:
+            if not isinstance(exc, VyreError):
+                self._staging.reset()
             err = translate_error(exc, stage="dispatch", program=program)
             if isinstance(err, DeviceLostError):
                 self._mark_lost()
