@@ -6,7 +6,7 @@ bindings ``0..k-1`` as ``var<storage, read>``, then one zero-initialised output 
 ``output_sizes[j]`` bytes at binding ``k+j`` as ``var<storage, read_write>``. Each binding is
 bound with exactly its size (rounded up to 4 bytes), so ``arrayLength`` is right. It returns
 one uint8 array of ``output_sizes[j]`` bytes per output, or arrays of ``output_dtypes[j]``
-when given. The pipeline (keyed by the sha256 of the WGSL and the layout) and the buffers
+(numpy dtypes or vyre scalar names such as ``"u32"``) when given. The pipeline (keyed by the sha256 of the WGSL and the layout) and the buffers
 are cached like a program's. WGSL the device rejects raises LoweringError; bad arguments
 raise DispatchError.
 """
@@ -54,6 +54,21 @@ def _as_bytes(k: int, value) -> np.ndarray:
     return raw
 
 
+def _dtype(d) -> np.dtype:
+    """A numpy dtype from a numpy dtype-like or a vyre scalar type name ("u32", "f32", "i32", "f16")."""
+    from ...ir.types import DataType
+
+    try:
+        if isinstance(d, (str, DataType)) and str(getattr(d, "value", d)) in {t.value for t in DataType}:
+            dt = DataType(getattr(d, "value", d))
+            if dt.lanes == 1 and dt is not DataType.BOOL:
+                return np.dtype(dt.numpy_dtype)
+        return np.dtype(d)
+    except TypeError:
+        raise DispatchError(f"output dtype {d!r} is not a numpy dtype or a vyre scalar type",
+                            fix="use e.g. np.uint32, 'float32' or 'u32'") from None
+
+
 def _workgroups(workgroups, limit: int) -> tuple[int, int, int]:
     w = (workgroups,) if isinstance(workgroups, (int, np.integer)) else tuple(workgroups)
     if not 1 <= len(w) <= 3 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in w):
@@ -98,7 +113,7 @@ class EscapeMixin:
             raise DispatchError(f"output sizes must be >= 0 bytes, got {sizes}")
         dtypes = None
         if output_dtypes is not None:
-            dtypes = [np.dtype(d) for d in output_dtypes]
+            dtypes = [_dtype(d) for d in output_dtypes]
             if len(dtypes) != len(sizes) or any(n % d.itemsize for n, d in zip(sizes, dtypes)):
                 raise DispatchError(f"output_dtypes {output_dtypes!r} do not match output_sizes {sizes}",
                                     fix="give one dtype per output whose itemsize divides its size")

@@ -155,21 +155,27 @@ class ExecutorMixin:
             rset.params = pool.acquire("uniform", job.words.nbytes, uniform_cap, label=f"{name}._vyre")
             rset.last_words = None
         sizes = {b.index: max(4, align(b.nbytes, 4)) for b in job.binds} if job.exact else None
-        key = (*bufs, rset.params, tuple(sorted(sizes.items())) if sizes else None)
-        if rset.bind_groups and key == rset.bind_key:
-            return
-        groups = []
-        for g, slots in enumerate(job.compiled.groups):
+        n_groups = len(job.compiled.groups)
+        if len(rset.bind_groups) != n_groups:
+            rset.bind_groups = [None] * n_groups
+            rset.bind_key = (None,) * n_groups
+        keys = list(rset.bind_key)
+        for g, slots in enumerate(job.compiled.groups):  # rebuild only the groups whose buffers changed
             entries = []
             for s in slots:
                 buf = rset.params if s.index < 0 else bufs[s.index]
                 size = sizes[s.index] if sizes else buf.size
-                entries.append({"binding": s.binding, "resource": {"buffer": buf, "offset": 0, "size": size}})
-            groups.append(self._device.create_bind_group(label=f"{name}:g{g}",
-                                                         layout=job.compiled.group_layouts[g], entries=entries))
+                entries.append((s.binding, buf, size))
+            key = tuple(entries)  # holds the buffer objects, so their ids cannot be reused meanwhile
+            if rset.bind_groups[g] is not None and keys[g] == key:
+                continue
+            rset.bind_groups[g] = self._device.create_bind_group(
+                label=f"{name}:g{g}", layout=job.compiled.group_layouts[g],
+                entries=[{"binding": b, "resource": {"buffer": buf, "offset": 0, "size": size}}
+                         for b, buf, size in entries])
             self._stats.bump("bind_groups_created")
-        rset.bind_groups = groups
-        rset.bind_key = key
+            keys[g] = key
+        rset.bind_key = tuple(keys)
 
     def _trim_pool(self, keep: set) -> None:
         """Over the pool's cap: destroy free buffers, then return the buffers of the least recently used
