@@ -49,11 +49,17 @@ def call(op_id: str, backend, *arrays, **kwargs):
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
-    pipe = pipeline_for(op_id, params)
-    ins = host_inputs(pipe, arrays)  # packs byte data; run_pipeline leaves packed inputs as they are
-    runner = getattr(backend, "run_pipeline", None)
-    outs = runner(pipe, ins) if runner is not None else run_pipeline(backend, pipe, ins)
+    outs = execute(backend, pipeline_for(op_id, params), arrays)
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def execute(backend, pipe: Pipeline, arrays) -> list[np.ndarray]:
+    """Run a built pipeline the way the convenience layer does: inputs through
+    :func:`~vyre.ops.pipeline.host_inputs` (byte data packed), then the backend's own
+    ``run_pipeline`` (resident buffers on the GPU) when it has one, else step by step."""
+    ins = host_inputs(pipe, arrays)
+    runner = getattr(backend, "run_pipeline", None)
+    return runner(pipe, ins) if runner is not None else run_pipeline(backend, pipe, ins)
 
 
 def function_name(op_id: str) -> str:
