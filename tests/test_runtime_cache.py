@@ -139,14 +139,16 @@ def test_prepare():
     gpu = backend(disk_cache=False)
     assert gpu.stats()["staging_bytes"] == 0
     gpu.prepare()
-    assert gpu.stats()["staging_bytes"] > 0
-    assert gpu.stats()["buffer_pool"]["free_buffers"] == 1  # a params uniform, ready for the first dispatch
+    s = gpu.stats()
+    assert s["staging_bytes"] > 0 and s["dispatches"] == 1  # the warm-up dispatch of raw WGSL
+    assert s["buffer_pool"]["free_buffers"] == 1  # a params uniform, ready for the first dispatch
     arts = gpu.prepare([affine(1), affine(2)])
     assert [a.fingerprint for a in arts] == [affine(1).fingerprint, affine(2).fingerprint]
-    assert gpu.stats()["pipeline_cache"]["entries"] == 2
+    assert gpu.stats()["pipeline_cache"]["entries"] == 3
     check(gpu, affine(1), 1)
     s = gpu.stats()
     assert s["pipeline_cache"]["hits"] == 1 and s["buffer_pool"]["hits"] >= 1
+    assert s["staging_buffers_created"] == 2  # no staging buffer had to be made on the way
 
 
 def test_invalidate_by_fingerprint(tmp_path):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 
+import numpy as np
+
 from ...errors import (
     DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError,
 )
@@ -24,6 +26,13 @@ from .pipelines import CompiledPipeline, compile_pipeline
 from .transfer import MIN_STAGING
 
 VALIDATED_CAPACITY = 4096
+
+#: The shader prepare() runs once (input at binding 0, output at binding 1, like dispatch_wgsl binds them).
+WARM_WGSL = """
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
+"""
 
 _FEATURE_FIX = {
     "shader-f16": "use f32 buffers and values instead of f16 (or run on an adapter with shader-f16; "
@@ -259,7 +268,9 @@ class CompileMixin:
 
     def prepare(self, programs=None):
         """Warm-up. Without arguments: create the upload/readback staging buffers and a params buffer
-        in the pool. With a list of programs: compile them all (returns their CompiledPrograms)."""
+        in the pool, and run one tiny raw-WGSL dispatch, which makes wgpu-py parse the C types of every
+        call a dispatch makes (a few hundred ms once per process, otherwise paid by the first
+        compile). With a list of programs: compile them all (returns their CompiledPrograms)."""
         self._check_alive()
         if programs is None:
             with self._lock:
@@ -268,6 +279,7 @@ class CompileMixin:
                 self._staging.ensure_readback(MIN_STAGING)
                 uniform_cap = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
                 self._pool.release(self._pool.acquire("uniform", 16, uniform_cap, label="vyre._vyre"))
+                self.dispatch_wgsl(WARM_WGSL, [np.zeros(4, np.uint32)], [4], 1)
             return None
         return [self.compile(p) for p in programs]
 
