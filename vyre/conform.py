@@ -1,0 +1,370 @@
+"""Op conformance: ``python -m vyre.conform`` runs every op's witnesses on each backend.
+
+The numpy reference of each op is the oracle; every backend's outputs are compared with it
+within the op's tolerance. The command prints the op x backend matrix (a progress bar
+while it runs: ``\\r``-updated on a terminal, one line per op otherwise), writes a JSON
+certificate and exits non-zero when any cell fails::
+
+    python -m vyre.conform [--backend wgpu|reference|all] [--ops PREFIX[,PREFIX]] [--out cert.json] [--quick]
+    python -m vyre.conform --catalogue docs/ops.md     # rewrite the op catalogue
+
+Certificate: vyre version, adapter identity, and for each op its id, tolerance, program
+fingerprints and, per witness, the witness hash (sha256 of params and input bytes), the
+output hashes per backend, pass/fail per backend cell and the largest error seen.
+``--quick`` runs each op's smallest witness only. ``--ops`` selects ops whose id or category
+starts with a prefix (``--ops elementwise``, ``--ops reduce.sum``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+BACKENDS = ("reference", "wgpu")
+PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
+
+
+# ----------------------------------------------------------------------------- hashing
+def _plain(v):
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def array_hash(a) -> str:
+    """sha256 of an array's dtype, shape and bytes."""
+    a = np.ascontiguousarray(a)
+    h = hashlib.sha256(f"{a.dtype.str}|{a.shape}|".encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def witness_hash(params: dict, inputs) -> str:
+    """sha256 of the witness params (canonical JSON) and every input's dtype, shape and bytes."""
+    h = hashlib.sha256(json.dumps(_plain(params), sort_keys=True, separators=(",", ":")).encode())
+    for a in inputs:
+        h.update(array_hash(a).encode())
+    return h.hexdigest()
+
+
+def _number(x: float):
+    """A float for JSON: non-finite values as strings (strict JSON has no inf/nan)."""
+    x = float(x)
+    if np.isnan(x):
+        return "nan"
+    if np.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+# ----------------------------------------------------------------------------- running
+@dataclass
+class _Backend:
+    name: str
+    runner: object = None  # the backend object, None when it could not be opened
+    error: str = ""
+    features: frozenset = field(default_factory=frozenset)
+
+
+def _open_backends(names) -> tuple[list[_Backend], dict]:
+    out, adapter = [], {}
+    for name in names:
+        if name == "reference":
+            from .backends.reference import ReferenceBackend
+
+            out.append(_Backend(name, ReferenceBackend()))
+        elif name == "wgpu":
+            try:
+                from .backends.wgpu import WgpuBackend
+
+                gpu = WgpuBackend.acquire()
+            except Exception as exc:  # no adapter, no wgpu: every cell of the column errors
+                out.append(_Backend(name, None, f"{type(exc).__name__}: {exc}"))
+                adapter = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
+            out.append(_Backend(name, gpu, features=frozenset(gpu.features)))
+            adapter = {**{k: _plain(v) for k, v in dict(gpu.adapter_info).items()},
+                       "features": sorted(gpu.features)}
+        else:
+            raise ValueError(f"unknown backend {name!r}; choose from {', '.join(BACKENDS)}")
+    return out, adapter
+
+
+def _select(specs, prefixes):
+    if not prefixes:
+        return list(specs)
+    return [s for s in specs if any(s.id.startswith(p) or s.category.startswith(p) for p in prefixes)]
+
+
+def _quick(witnesses):
+    size = lambda w: sum(np.asarray(a).nbytes for a in w.inputs)  # noqa: E731
+    return [min(witnesses, key=size)]
+
+
+def _cell(spec, backend: _Backend, pipe, w, want, tol) -> tuple[dict, list[str], float]:
+    """(cell, output hashes, largest error) of one witness on one backend."""
+    from .ops.api import execute
+    from .ops.registry import compare
+
+    missing = sorted(set(spec.needs_of(w.params)) - backend.features) if backend.name == "wgpu" else []
+    if backend.runner is None:
+        return {"status": ERROR, "detail": backend.error}, [], 0.0
+    if missing:
+        return {"status": SKIP, "detail": f"adapter lacks {', '.join(missing)}"}, [], 0.0
+    try:
+        got = execute(backend.runner, pipe, list(w.inputs))
+    except Exception as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return {"status": ERROR, "detail": f"{type(exc).__name__}: {first}"}, [], 0.0
+    hashes = [array_hash(g) for g in got]
+    if len(got) != len(want):
+        return {"status": FAIL, "detail": f"{len(got)} outputs, the reference has {len(want)}"}, hashes, 0.0
+    worst, details, ok_all = 0.0, [], True
+    for k, (g, r) in enumerate(zip(got, want)):
+        ok, err, detail = compare(g, r, tol)
+        worst = max(worst, err)
+        ok_all &= ok
+        if not ok:
+            details.append(f"output {k}: {detail}")
+    cell = {"status": PASS if ok_all else FAIL, "max_error": _number(worst),
+            "error_unit": "ulp" if tol.kind == "ulp" else "abs"}
+    if details:
+        cell["detail"] = "; ".join(details)
+    return cell, hashes, worst
+
+
+def _op_status(statuses: list[str]) -> str:
+    if not statuses:
+        return SKIP
+    if ERROR in statuses:
+        return ERROR
+    if FAIL in statuses:
+        return FAIL
+    return SKIP if all(s == SKIP for s in statuses) else PASS
+
+
+def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
+    """Run one op's witnesses on every backend against its numpy reference."""
+    entry = {"id": spec.id, "category": spec.category, "summary": spec.summary,
+             "tolerance": spec.tolerance.describe(), "programs": [], "witnesses": [], "cells": {}, "max_error": {}}
+    try:
+        witnesses = spec.witnesses()
+        if quick:
+            witnesses = _quick(witnesses)
+    except Exception as exc:
+        entry["error"] = f"witnesses(): {type(exc).__name__}: {exc}"
+        entry["cells"] = {b.name: ERROR for b in backends}
+        return entry
+    fingerprints: dict[str, None] = {}
+    per_backend: dict[str, list[str]] = {b.name: [] for b in backends}
+    worst: dict[str, float] = {b.name: 0.0 for b in backends}
+    for w in witnesses:
+        item = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
+                "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}
+        try:
+            pipe = spec.build(**w.params)
+            item["fingerprints"] = [p.fingerprint for p in pipe.programs]
+            fingerprints.update(dict.fromkeys(item["fingerprints"]))
+            with np.errstate(all="ignore"):
+                want = [np.asarray(r) for r in spec.reference(*w.inputs, **w.params)]
+            item["outputs"]["numpy"] = [array_hash(r) for r in want]
+        except Exception as exc:
+            item["error"] = f"{type(exc).__name__}: {exc}"
+            for b in backends:
+                item["cells"][b.name] = {"status": ERROR, "detail": item["error"]}
+                per_backend[b.name].append(ERROR)
+            entry["witnesses"].append(item)
+            continue
+        tol = spec.tolerance_of(w.params)
+        for b in backends:
+            cell, hashes, err = _cell(spec, b, pipe, w, want, tol)
+            item["cells"][b.name] = cell
+            if hashes:
+                item["outputs"][b.name] = hashes
+            per_backend[b.name].append(cell["status"])
+            worst[b.name] = max(worst[b.name], err)
+        entry["witnesses"].append(item)
+    entry["programs"] = list(fingerprints)
+    entry["cells"] = {b: _op_status(s) for b, s in per_backend.items()}
+    entry["max_error"] = {b: _number(e) for b, e in worst.items()}
+    return entry
+
+
+class _Progress:
+    """A plain-text progress bar: redrawn with \\r on a terminal, one line per op otherwise."""
+
+    def __init__(self, total: int, stream, width: int = 30):
+        self.total, self.stream, self.width, self.done = total, stream, width, 0
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+
+    def step(self, entry: dict) -> None:
+        self.done += 1
+        cells = "  ".join(f"{b} {s.upper()}" for b, s in entry["cells"].items())
+        if self.tty:
+            fill = self.width * self.done // max(1, self.total)
+            bar = "#" * fill + "." * (self.width - fill)
+            self.stream.write(f"\r[{bar}] {self.done}/{self.total} {entry['id'][:40]:<40}")
+            if self.done == self.total:
+                self.stream.write("\n")
+        else:
+            n = len(entry["witnesses"])
+            self.stream.write(f"[{self.done}/{self.total}] {entry['id']}: {cells} ({n} witness{'es' if n != 1 else ''})\n")
+        self.stream.flush()
+
+
+def run(specs=None, backends=BACKENDS, quick: bool = False, ops=None, stream=None) -> dict:
+    """Run the conformance checks; returns the certificate (a JSON-able dict).
+
+    ``specs``: the OpSpecs to check (default: the whole registry), filtered by ``ops``
+    (id or category prefixes); ``backends``: names from ``BACKENDS``; ``stream``: where the
+    progress goes (None: silent).
+    """
+    from . import __version__
+    from .ops.registry import all_ops
+
+    specs = _select(all_ops() if specs is None else specs, ops)
+    opened, adapter = _open_backends(backends)
+    progress = _Progress(len(specs), stream) if stream is not None else None
+    started = time.perf_counter()
+    entries = []
+    for spec in specs:
+        entry = check_op(spec, opened, quick)
+        entries.append(entry)
+        if progress:
+            progress.step(entry)
+    counts = {PASS: 0, FAIL: 0, SKIP: 0, ERROR: 0}
+    for e in entries:
+        for s in e["cells"].values():
+            counts[s] += 1
+    return {
+        "format": "vyre-conformance", "version": 1, "vyre_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
+        "oracle": "numpy", "backends": [b.name for b in opened], "adapter": adapter, "quick": quick,
+        "ops": entries,
+        "summary": {"ops": len(entries), "cells": counts, "seconds": round(time.perf_counter() - started, 2),
+                    "passed": bool(entries) and counts[FAIL] == 0 and counts[ERROR] == 0},
+    }
+
+
+def matrix(cert: dict) -> str:
+    """The op x backend matrix as plain text (numpy is the oracle every cell is checked against)."""
+    names = cert["backends"]
+    w = max([len("op")] + [len(e["id"]) for e in cert["ops"]])
+    lines = [f"{'op':<{w}}  oracle  " + "  ".join(f"{n:<10}" for n in names)]
+    for e in cert["ops"]:
+        cells = "  ".join(f"{e['cells'].get(n, '-'):<10}" for n in names)
+        lines.append(f"{e['id']:<{w}}  numpy   {cells}")
+    c = cert["summary"]["cells"]
+    lines.append(f"{cert['summary']['ops']} ops x {len(names)} backend(s): {c[PASS]} pass, {c[FAIL]} fail, "
+                 f"{c[ERROR]} error, {c[SKIP]} skip ({cert['summary']['seconds']} s)")
+    failed = [(e["id"], n, wi) for e in cert["ops"] for wi in e["witnesses"] for n, cell in wi["cells"].items()
+              if cell["status"] in (FAIL, ERROR)]
+    for op, n, wi in failed[:20]:
+        lines.append(f"  FAIL {op}[{wi['name']}] on {n}: {wi['cells'][n].get('detail', '')}")
+    if len(failed) > 20:
+        lines.append(f"  ... and {len(failed) - 20} more failing cells (see the certificate)")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- catalogue
+def _params_text(spec) -> str:
+    parts = []
+    for p in inspect.signature(spec.build).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+    return ", ".join(parts)
+
+
+def _tolerance_text(spec) -> str:
+    seen: dict[str, str] = {}
+    for w in spec.witnesses():
+        seen.setdefault(str(w.params.get("dtype", "")), spec.tolerance_of(w.params).describe())
+    if len(set(seen.values())) <= 1:
+        return next(iter(seen.values()), spec.tolerance.describe())
+    return "; ".join(f"{k}: {v}" for k, v in seen.items())
+
+
+def _needs_text(spec) -> str:
+    needs = set(spec.needs)
+    extra = set()
+    for w in spec.witnesses():
+        extra |= set(spec.needs_of(w.params)) - needs
+    text = ", ".join(sorted(needs))
+    if extra:
+        text = ", ".join(filter(None, [text, f"{', '.join(sorted(extra))} (some params)"]))
+    return text
+
+
+def catalogue_markdown(specs=None) -> str:
+    """docs/ops.md: every registered op with its category, summary, params and tolerance."""
+    from .ops.api import function_name
+    from .ops.registry import all_ops
+
+    specs = sorted(all_ops() if specs is None else specs, key=lambda s: (s.category, s.id))
+    esc = lambda t: str(t).replace("|", "\\|")  # noqa: E731
+    lines = [
+        "# Op catalogue",
+        "",
+        "Generated from the registry by `vyre.conform.catalogue_markdown()`; rewrite it with",
+        "`python -m vyre.conform --catalogue docs/ops.md` (tests/test_conform.py checks it is current).",
+        "",
+        "Call an op as `vyre.ops.<function>(backend, *arrays, **params)`. The convenience layer",
+        "derives the build params from the arrays; `vyre.ops.registry.get(id).build(**params)`",
+        "gives the pipeline. Tolerances are against the op's numpy reference, per dtype where they",
+        "differ. `python -m vyre.conform` checks every op on every backend.",
+        "",
+        f"{len(specs)} ops.",
+        "",
+        "| id | function | category | summary | params | tolerance | needs |",
+        "|----|----------|----------|---------|--------|-----------|-------|",
+    ]
+    for s in specs:
+        lines.append(f"| `{s.id}` | `{function_name(s.id)}` | {s.category} | {esc(s.summary)} | {esc(_params_text(s))} "
+                     f"| {esc(_tolerance_text(s))} | {esc(_needs_text(s))} |")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- command line
+def main(argv=None, specs=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vyre.conform", description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", help="backend column(s) to run")
+    ap.add_argument("--ops", default="", help="comma-separated id or category prefixes (default: every op)")
+    ap.add_argument("--out", default="conformance.json", help="where to write the JSON certificate")
+    ap.add_argument("--quick", action="store_true", help="only each op's smallest witness")
+    ap.add_argument("--catalogue", metavar="PATH", help="write the op catalogue (markdown) to PATH and exit")
+    args = ap.parse_args(argv)
+    if args.catalogue:
+        with open(args.catalogue, "w", encoding="utf-8") as f:
+            f.write(catalogue_markdown(specs))
+        print(f"wrote {args.catalogue}")
+        return 0
+    backends = BACKENDS if args.backend == "all" else (args.backend,)
+    prefixes = [p for p in args.ops.split(",") if p]
+    cert = run(specs, backends, args.quick, prefixes, stream=sys.stdout)
+    if not cert["ops"]:
+        print(f"no op matches --ops {args.ops!r}", file=sys.stderr)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(cert, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(matrix(cert))
+    print(f"certificate: {args.out}")
+    return 0 if cert["summary"]["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
