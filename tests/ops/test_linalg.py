@@ -115,7 +115,7 @@ def test_one_barrier_per_k_tile():
 
 
 def test_workgroup_memory_within_portable_limit():
-    for tiles in [_gemm.SMALL, _gemm.LARGE, _gemm.NARROW]:
+    for tiles in [_gemm.SMALL, _gemm.LARGE, _gemm.NARROW, _gemm.DEEP]:
         program = get("matmul").build(m=300, k=300, n=300, **tiles.as_params()).steps[0].program
         assert sum(w.count * w.dtype.element_nbytes for w in program.workgroup) <= 16384
         assert program.workgroup_invocations <= 256
@@ -128,7 +128,9 @@ def test_guards_only_for_partial_tiles():
 
 
 def test_default_tiles():
-    assert _gemm.default_tiles(4096, 4096, 4096) == _gemm.LARGE
+    assert _gemm.default_tiles(4096, 4096, 4096) == _gemm.DEEP
+    assert _gemm.default_tiles(4000, 4000, 4000) == _gemm.LARGE
+    assert _gemm.default_tiles(1024, 2048, 64) == _gemm.LARGE
     assert _gemm.default_tiles(256, 256, 256) == _gemm.SMALL
     assert _gemm.default_tiles(8, 1000, 64) == _gemm.NARROW
 

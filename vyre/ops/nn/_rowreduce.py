@@ -54,8 +54,8 @@ def check_matrix(op: str, x: np.ndarray) -> tuple[int, int]:
 
 def check_vector(op: str, name: str, v: np.ndarray, cols: int) -> None:
     if v.dtype != np.float32 or v.shape != (cols,):
-        raise DispatchError(f"{op}: {name} has dtype {v.dtype} and shape {v.shape}; expected float32 of shape ({cols},)",
-                            fix=f"pass {name} as a float32 vector with one entry per column")
+        raise DispatchError(f"{op}: {name} has dtype {v.dtype} and shape {v.shape}; expected float32 of shape "
+                            f"({cols},)", fix=f"pass {name} as a float32 vector with one entry per column")
 
 
 def check_rows_cols(op: str, rows: int, cols: int) -> None:
