@@ -135,3 +135,14 @@ def test_catalogue_lists_every_op():
 def test_bad_arguments(argv):
     with pytest.raises(SystemExit):
         conform.main(argv)
+
+
+def test_readme_ops_example_runs(gpu, capsys):
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Ops\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert "vyre.ops." in code and "docs/ops.md" in section and "python -m vyre.conform" in section
+    exec(compile(code, "README.md:ops", "exec"), {"__name__": "__readme__"})
+    assert "0xcbf43926" in capsys.readouterr().out
