@@ -133,6 +133,9 @@ def test_compile_artifact_and_dispatch_compiled():
     assert gpu.stats()["lowerings"] == lowerings  # rebuilt from the artifact's WGSL, not lowered again
     with pytest.raises(vyre.errors.DispatchError, match="CompiledProgram"):
         gpu.dispatch_compiled(p, [xs])
+    for call in (gpu.compile, gpu.compile_persistent, lambda q: gpu.dispatch(q, [xs])):
+        with pytest.raises(vyre.errors.DispatchError, match="expected a vyre Program"):
+            call(p.to_wire())
 
 
 def test_prepare():

@@ -19,6 +19,7 @@ import numpy as np
 from ...errors import (
     DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError,
 )
+from ...ir.program import Program
 from .compiled import CompiledProgram, PersistentPipeline
 from .device import FEATURE_ALIASES
 from .keys import codegen_key, limits_digest, pipeline_key
@@ -71,6 +72,9 @@ class CompileMixin:
     # ---- validation -------------------------------------------------------------------
     def _validate(self, program) -> None:
         """Raise ValidationError if ``program`` is invalid under this device's limits (cached)."""
+        if not isinstance(program, Program):
+            raise DispatchError(f"expected a vyre Program, got {type(program).__name__}",
+                                fix="build one with vyre.ProgramBuilder(...).build()")
         try:
             fp = program.fingerprint
         except Exception:
