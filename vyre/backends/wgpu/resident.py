@@ -242,7 +242,11 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
 
     def _encode_uploads(self, encoder, items) -> bool:
         """Upload ``(buffer, offset, uint8 data)`` items: small totals by queue.write_buffer, else through
-        the mapped staging buffer with copies recorded in ``encoder``. True when copies were recorded."""
+        the mapped staging buffer with copies recorded in ``encoder``. True when copies were recorded.
+
+        Data whose size is not a multiple of 4 bytes (an odd number of f16) is zero-padded: copies and
+        writes move whole words, and every device buffer is allocated in whole words."""
+        items = [(buf, offset, d if d.nbytes % 4 == 0 else _pad4(d)) for buf, offset, d in items]
         total = sum(d.nbytes for _, _, d in items)
         self._stats.bump("bytes_uploaded", total)
         if total <= self.resident_write_threshold:
@@ -417,3 +421,10 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
 
 
 __all__ = ["ResidentHandle", "ResidentMixin", "ResidentStore", "as_u8"]
+
+
+def _pad4(d: np.ndarray) -> np.ndarray:
+    """``d`` (uint8) zero-padded to a multiple of 4 bytes."""
+    out = np.zeros(align(d.nbytes, 4), dtype=np.uint8)
+    out[: d.nbytes] = d
+    return out
