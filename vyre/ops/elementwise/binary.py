@@ -101,8 +101,9 @@ def _fix_div(x, y):
 
 def _fix_rem(x, y):
     # x - y * trunc(x / y) is only portable where x / y is not within the division's error of
-    # an integer (an approximate quotient flips trunc): same-shape pairs near an integer
-    # quotient (and every broadcast pair) get a power-of-two divisor, which divides exactly.
+    # an integer (an approximate quotient flips trunc): same-shape pairs with a quotient near
+    # an integer or too large (and every broadcast pair) get a power-of-two divisor, which
+    # divides exactly.
     x = np.where(np.isinf(x), x.dtype.type(1.25), x)
     y = _nonzero(y)
     pow2 = (np.sign(y) * np.exp2(np.clip(np.round(np.log2(np.abs(y.astype(np.float64)))), -2, 5))).astype(y.dtype)
@@ -129,7 +130,7 @@ class Binary:
     name: str
     summary: str
     dtypes: tuple[str, ...]
-    kernel: Callable  # (b, x, y, dtype) -> value; vec4 operands when ``vector``
+    kernel: Callable  # (b, x, y, dtype) -> value; on vec4 operands unless ``compare``
     reference: Callable  # numpy (x, y) -> result
     compare: bool = False  # bool result, computed per lane
     tolerance: dict = field(default_factory=dict)  # dtype -> Tolerance (default exact)
@@ -230,12 +231,16 @@ def _reference(op: Binary):
     return reference
 
 
+def _edges(op: Binary, dt: str) -> np.ndarray:
+    return edge_values(dt, op.f16_specials if dt == "f16" and op.f16_specials is not None else op.specials)
+
+
 def _inputs(op: Binary, dt: str, shape_x, shape_y, seed: int, edges: bool):
     nx, ny = int(np.prod(shape_x)), int(np.prod(shape_y))
     lo, hi = op.domain
     rlo, rhi = op.rhs_domain or op.domain
     if edges:
-        g = edge_values(dt, op.f16_specials if dt == "f16" and op.f16_specials is not None else op.specials)
+        g = _edges(op, dt)
         gx, gy = (a.ravel() for a in np.meshgrid(g, g))
         x = np.concatenate([gx, random(dt, nx - gx.size, seed, lo, hi)]).astype(K.NUMPY[dt])
         y = np.concatenate([gy, random(dt, ny - gy.size, seed + 1, rlo, rhi)]).astype(K.NUMPY[dt])
@@ -255,8 +260,7 @@ def _witnesses(op: Binary, seed: int):
         for k, dt in enumerate(op.dtypes):
             s = seed * 64 + k * 8
             # the cross product of the edge values (odd length: scalar path), then random pairs
-            g = edge_values(dt, op.f16_specials if dt == "f16" and op.f16_specials is not None else op.specials)
-            n = max(1001, g.size * g.size + 1) | 1
+            n = max(1001, _edges(op, dt).size ** 2 + 1) | 1
             x, y = _inputs(op, dt, (n,), (n,), s, edges=True)
             out.append(Witness(f"{dt}-edges", {"shape_x": (n,), "shape_y": (n,), "dtype": dt}, (x, y)))
             for j, (name, sx, sy, every) in enumerate(SHAPES):
