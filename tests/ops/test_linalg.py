@@ -50,12 +50,24 @@ TILE_CONFIGS = [
 ]
 
 
+@pytest.mark.parametrize("k", [50, 52], ids=["scalar", "vec4"])  # k % 4 == 0: vec4 A (where the tiles allow)
 @pytest.mark.parametrize("tiles", TILE_CONFIGS, ids=lambda t: "{tile_m}x{tile_n}x{tile_k}_r{reg_m}x{reg_n}".format(**t))
-def test_matmul_tile_shapes_agree(reference, tiles):
-    a, b = _rand((70, 50), 1), _rand((50, 90), 2)
+def test_matmul_tile_shapes_agree(reference, tiles, k):
+    a, b = _rand((70, k), 1), _rand((k, 90), 2)
     out = vyre.ops.matmul(reference, a, b, **tiles)
-    ok, err, detail = compare(out, (a.astype(np.float64) @ b).astype(np.float32), get("matmul").tolerance_of({"k": 50}))
+    ok, err, detail = compare(out, (a.astype(np.float64) @ b).astype(np.float32), get("matmul").tolerance_of({"k": k}))
     assert ok, detail
+
+
+def test_vec4_buffers_where_aligned():
+    def dtypes(**p):
+        return [d.dtype.value for d in get("matmul").build(**p).steps[0].program.sorted_buffers]
+    deep = dict(tile_m=64, tile_n=64, tile_k=16, reg_m=8, reg_n=8)
+    assert dtypes(m=64, k=64, n=64, **deep) == ["vec4<f32>"] * 3
+    assert dtypes(m=64, k=63, n=64, **deep) == ["f32", "vec4<f32>", "vec4<f32>"]
+    assert dtypes(m=64, k=64, n=63, **deep) == ["vec4<f32>", "f32", "f32"]
+    # 128x128x8 tiles have fewer 4x4 A blocks than invocations: A stays scalar
+    assert dtypes(m=64, k=64, n=64, tile_m=128, tile_n=128, tile_k=8, reg_m=8, reg_n=8)[0] == "f32"
 
 
 def test_matmul_large_tiles_on_gpu(gpu):

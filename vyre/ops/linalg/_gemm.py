@@ -18,6 +18,10 @@ Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's t
   ``(h * TX + tx) * 4 + j`` (strided by the thread grid), so the B reads of a warp are
   consecutive vec4s and the A reads are broadcasts. The transposing A store is
   XOR-swizzled (``m4 ^ k``) so consecutive k of one row land in different banks.
+* Global memory: with vec4 operand hooks (row-major operands whose K, resp. N, is a
+  multiple of 4) an invocation moves a 4x4 block of A with four vec4 loads (rows),
+  transposed in registers into four vec4 k-slices, B in vec4 row pieces, and C is stored
+  as vec4s; otherwise 4 scalar (coalesced) loads per unit and scalar stores.
 * Two stages of workgroup memory with a register prefetch: the next K-tile is loaded from
   global memory into registers before the current one is multiplied, then stored into the
   other stage: one barrier per K-tile.
@@ -75,6 +79,14 @@ class GemmTiles:
     @property
     def workgroup_bytes(self) -> int:
         return 2 * (self.tile_m + self.tile_n) * self.tile_k * 4  # two stages of A and B, f32
+
+    @property
+    def vec_a(self) -> bool:
+        """Whether A may move in vec4 4x4 blocks (operands with K % 4 == 0): only when every
+        invocation moves whole blocks; with fewer blocks than invocations the 4 staging vec4s
+        would cost registers (and occupancy) for nothing (H200, 128x128x8 tiles: 20 instead
+        of 29 TFLOP/s)."""
+        return self.tile_k >= 4 and self.tile_k * self.tile_m // 16 >= self.threads
 
     def as_params(self) -> dict:
         return asdict(self)
@@ -136,6 +148,11 @@ class GemmOperands:
     bounds). The optional k_info(b, ctx, z, k) and col_info(b, ctx, z, col) hooks compute
     per-k and per-column values once and hand them to load_b/store (e.g. the (channel,
     kernel tap) and (image, pixel) an im2col index decomposes into).
+
+    Vector paths (optional; give them only when K, resp. N, is a multiple of 4, and
+    load_a4 only when ``tiles.vec_a``):
+    load_a4(b, ctx, z, row, k4) -> vec4 A[row, 4k4 .. 4k4+3]; load_b4(b, ctx, z, k, c4) ->
+    vec4 B[k, 4c4 .. 4c4+3]; store4(b, ctx, z, row, c4, vec4) writes C[row, 4c4 .. 4c4+3].
     """
 
     declare: Callable[[ProgramBuilder], object]
@@ -144,6 +161,9 @@ class GemmOperands:
     store: Callable[..., None]
     k_info: Callable[..., object] = lambda b, ctx, z, k: None
     col_info: Callable[..., object] = lambda b, ctx, z, col: None
+    load_a4: Callable[..., Val] | None = None
+    load_b4: Callable[..., Val] | None = None
+    store4: Callable[..., None] | None = None
 
 
 def gemm_grid(m: int, n: int, tiles: GemmTiles, batch: int = 1) -> tuple[int, int, int]:
@@ -170,7 +190,15 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
 
     guard_m, guard_n, guard_k = m % t.tile_m != 0, n % t.tile_n != 0, k % TK != 0
 
-    # --- cooperative loads: A in units of (k, 4 rows), B in units of (k, 4 columns) ---
+    # --- cooperative loads ---
+    # A: units of (k, 4 rows) from scalar loads, or with vec4 loads (load_a4) units of
+    # (4 k, 4 rows): four row vectors, transposed in registers into four k-slices of As.
+    # B: units of (k, 4 columns), one vec4 load (load_b4) or four scalar loads.
+    a_vec = ops.load_a4 is not None
+    if a_vec and not t.vec_a:
+        raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_a)")
+    b_vec = ops.load_b4 is not None
+
     def units(total: int, split: int, tag: str):
         """Per invocation: (inner, outer, in_range or None) of each unit it moves."""
         out = []
@@ -181,39 +209,60 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
             out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
         return out
 
-    a_units = units(A_SZ, TK, "a")  # inner = k, outer = row group m4
+    a_units = units(A_SZ // 4, TK // 4, "a") if a_vec else units(A_SZ, TK, "a")  # inner = k (or k/4), outer = m4
     b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
-    a_regs = [b.var(F32X4, name=f"pa{i}") for i in range(len(a_units))]
+    a_regs = [[b.var(F32X4, name=f"pa{i}_{r}") for r in range(4 if a_vec else 1)] for i in range(len(a_units))]
     b_regs = [b.var(F32X4, name=f"pb{i}") for i in range(len(b_units))]
+    zero4 = b.vec(F32X4, 0.0)
 
-    def guarded(conds, load):
+    def guarded(conds, load, zero):
         ok = _all(conds)
-        return load() if ok is None else b.select(ok, load(), 0.0)
+        return load() if ok is None else b.select(ok, load(), zero)
 
     def fetch(k0):
-        for (kk, m4, _), reg in zip(a_units, a_regs):
-            kg = b.let(k0 + kk)
+        for (ki, m4, _), regs in zip(a_units, a_regs):
+            if a_vec:
+                k4 = b.let((k0 >> 2) + ki)
+                for r, reg in enumerate(regs):
+                    row = b.let(row0 + m4 * 4 + r)
+                    reg.set(guarded([row < m if guard_m else None, k4 < k // 4 if guard_k else None],
+                                    lambda row=row: ops.load_a4(b, ctx, z, row, k4), zero4))
+                continue
+            kg = b.let(k0 + ki)
             vals = []
             for r in range(4):
                 row = b.let(row0 + m4 * 4 + r)
                 vals.append(guarded([row < m if guard_m else None, kg < k if guard_k else None],
-                                    lambda row=row: ops.load_a(b, ctx, z, row, kg)))
-            reg.set(b.vec(F32X4, *vals))
+                                    lambda row=row: ops.load_a(b, ctx, z, row, kg), 0.0))
+            regs[0].set(b.vec(F32X4, *vals))
         for (n4, kk, _), reg in zip(b_units, b_regs):
             kg = b.let(k0 + kk)
+            if b_vec:
+                c4 = b.let((col0 >> 2) + n4)
+                reg.set(guarded([kg < k if guard_k else None, c4 < n // 4 if guard_n else None],
+                                lambda: ops.load_b4(b, ctx, z, kg, c4), zero4))
+                continue
             kinfo = ops.k_info(b, ctx, z, kg)
             vals = []
             for c in range(4):
                 col = b.let(col0 + n4 * 4 + c)
                 cinfo = ops.col_info(b, ctx, z, col)
                 vals.append(guarded([kg < k if guard_k else None, col < n if guard_n else None],
-                                    lambda col=col, cinfo=cinfo: ops.load_b(b, ctx, z, kg, col, kinfo, cinfo)))
+                                    lambda col=col, cinfo=cinfo: ops.load_b(b, ctx, z, kg, col, kinfo, cinfo), 0.0))
             reg.set(b.vec(F32X4, *vals))
 
+    def a_slot(stage_a, kk, m4):  # As[k][m4], XOR-swizzled
+        return stage_a + kk * TM4 + (m4 ^ (kk & (TM4 - 1)))
+
     def stash(stage_a, stage_b):
-        for (kk, m4, ok), reg in zip(a_units, a_regs):
-            def put(kk=kk, m4=m4, reg=reg):
-                a_sh[stage_a + kk * TM4 + (m4 ^ (kk & (TM4 - 1)))] = reg
+        for (ki, m4, ok), regs in zip(a_units, a_regs):
+            def put(ki=ki, m4=m4, regs=regs):
+                if not a_vec:
+                    a_sh[a_slot(stage_a, ki, m4)] = regs[0]
+                    return
+                for i in range(4):  # k-slice i of the 4x4 block: one component of each row vector
+                    kk = b.let(ki * 4 + i)
+                    a_sh[a_slot(stage_a, kk, m4)] = b.vec(F32X4, *(regs[r][i] for r in range(4)))
             _maybe(b, ok, put)
         for (n4, kk, ok), reg in zip(b_units, b_regs):
             def put(n4=n4, kk=kk, reg=reg):
@@ -248,6 +297,13 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
 
     # --- epilogue: each invocation writes its reg_m x reg_n block ---
     rows = [b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}") for r in range(t.reg_m)]
+    if ops.store4 is not None:  # one vec4 per row and column group
+        for h in range(t.reg_n // 4):
+            c4 = b.let((col0 >> 2) + tx + h * TX, f"ocol4_{h}")
+            for r, row in enumerate(rows):
+                ok = _all([row < m if guard_m else None, c4 < n // 4 if guard_n else None])
+                _maybe(b, ok, lambda row=row, v=acc[r][h]: ops.store4(b, ctx, z, row, c4, v))
+        return b.build()
     for h in range(t.reg_n // 4):
         for c in range(4):
             col = b.let(col0 + (tx + h * TX) * 4 + c, f"ocol{h}_{c}")

@@ -30,25 +30,44 @@ from ._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
 
 
-def _operands(m: int, n: int, k: int, dtype: str, batch: int) -> GemmOperands:
-    def declare(b):
-        return (b.buffer("a", dtype, count=batch * m * k), b.buffer("b", dtype, count=batch * k * n),
-                b.buffer("c", dtype, "write", count=batch * m * n))
+def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_a: bool) -> GemmOperands:
+    """Row-major A, B, C; A (B, C) is a vec4 buffer when k (n) is a multiple of 4 (and, for A,
+    the tiles move A in vec4 blocks), so tiles move with vec4 loads and C with vec4 stores
+    (host arrays are flattened for vec4 buffers)."""
+    a4, b4 = k % 4 == 0 and vec_a, n % 4 == 0
+    vec = f"vec4<{dtype}>"
 
-    def load(buf, index):
-        v = buf[index]
-        return v if dtype == "f32" else v.cast("f32")
+    def declare(b):
+        return (b.buffer("a", vec if a4 else dtype, count=batch * m * k // (4 if a4 else 1)),
+                b.buffer("b", vec if b4 else dtype, count=batch * k * n // (4 if b4 else 1)),
+                b.buffer("c", vec if b4 else dtype, "write", count=batch * m * n // (4 if b4 else 1)))
+
+    def f32(v, lanes=1):
+        return v if dtype == "f32" else v.cast("f32" if lanes == 1 else "vec4<f32>")
+
+    def zoff(b, z, size):
+        return z * size if batch > 1 else 0
 
     def load_a(b, ctx, z, row, kk):
-        return load(ctx[0], (z * (m * k) if batch > 1 else 0) + row * k + kk)
+        return f32(ctx[0][zoff(b, z, m * k) + row * k + kk])
 
     def load_b(b, ctx, z, kk, col, k_info, col_info):
-        return load(ctx[1], (z * (k * n) if batch > 1 else 0) + kk * n + col)
+        return f32(ctx[1][zoff(b, z, k * n) + kk * n + col])
 
     def store(b, ctx, z, row, col, col_info, value):
-        ctx[2][(z * (m * n) if batch > 1 else 0) + row * n + col] = value if dtype == "f32" else value.cast(dtype)
+        ctx[2][zoff(b, z, m * n) + row * n + col] = value if dtype == "f32" else value.cast(dtype)
 
-    return GemmOperands(declare, load_a, load_b, store)
+    def load_a4(b, ctx, z, row, k4):
+        return f32(ctx[0][zoff(b, z, m * k // 4) + row * (k // 4) + k4], 4)
+
+    def load_b4(b, ctx, z, kk, c4):
+        return f32(ctx[1][zoff(b, z, k * n // 4) + kk * (n // 4) + c4], 4)
+
+    def store4(b, ctx, z, row, c4, value):
+        ctx[2][zoff(b, z, m * n // 4) + row * (n // 4) + c4] = value if dtype == "f32" else value.cast(vec)
+
+    return GemmOperands(declare, load_a, load_b, store, load_a4=load_a4 if a4 else None,
+                        load_b4=load_b4 if b4 else None, store4=store4 if b4 else None)
 
 
 def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict):
@@ -56,7 +75,7 @@ def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: di
         if int(v) < 1:
             raise ValueError(f"{name}: {label} must be >= 1, got {v}")
     tiles = tiles_from(params, m, n, k)
-    program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch))
+    program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch, tiles.vec_a))
     shape = (m, n) if name != "matmul.batched" else (batch, m, n)
     return single(program, grid=gemm_grid(m, n, tiles, batch), output_shapes={"c": shape})
 
@@ -143,26 +162,27 @@ LARGE_TILES = {"tile_m": 128, "tile_n": 128, "tile_k": 8, "reg_m": 8, "reg_n": 8
 def witnesses():
     r = np.random.default_rng(4001)
     out = []
-    # default tiles: 32x64 (m <= 32), 64x64 with partial tiles, 64x64 with full tiles (unguarded)
+    # default tiles: 32x64 (m <= 32), 64x64 with partial tiles, 64x64 with full tiles (unguarded,
+    # vec4 loads and stores); scalar global access wherever k or n is not a multiple of 4
     for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 70, 31), (128, 128, 128)]:
         a, bm = _mats(r, m, k, n)
         out.append(Witness(f"{m}x{k}x{n}", {"m": m, "k": k, "n": n}, (a, bm)))
-    a, bm = _mats(r, 130, 20, 129)  # 128x128 tiles, 8x8 blocks: partial tiles on every side
+    a, bm = _mats(r, 130, 20, 129)  # 128x128 tiles, 8x8 blocks: partial tiles on every side; vec4 A, scalar B
     out.append(Witness("130x20x129_large_tiles", {"m": 130, "k": 20, "n": 129, **LARGE_TILES}, (a, bm)))
-    a, bm = _mats(r, 40, 24, 36)  # a small tile with more units than invocations
+    a, bm = _mats(r, 40, 24, 36)  # a small tile with more load units than invocations; guarded vec4 paths
     out.append(Witness("40x24x36_tile16", {"m": 40, "k": 24, "n": 36, "tile_m": 16, "tile_n": 16, "tile_k": 16,
                                           "reg_m": 4, "reg_n": 4}, (a, bm)))
-    a, bm = _mats(r, 5, 7, 6)  # IEEE specials: inf/NaN propagate through any summation order
+    a, bm = _mats(r, 5, 7, 8)  # IEEE specials: inf/NaN propagate through any summation order
     a[1, 2], a[3, 0], bm[4, 5] = np.inf, np.nan, -np.inf
     a[0, :] = -0.0
-    out.append(Witness("5x7x6_inf_nan_negzero", {"m": 5, "k": 7, "n": 6}, (a, bm)))
+    out.append(Witness("5x7x8_inf_nan_negzero", {"m": 5, "k": 7, "n": 8}, (a, bm)))
     return out
 
 
 def witnesses_f16():
     r = np.random.default_rng(4002)
     out = []
-    for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 70, 31)]:
+    for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 72, 40)]:  # the last one through vec4<f16> buffers
         a, bm = _mats(r, m, k, n, np.float16)
         out.append(Witness(f"{m}x{k}x{n}", {"m": m, "k": k, "n": n}, (a, bm)))
     return out
@@ -171,7 +191,7 @@ def witnesses_f16():
 def witnesses_batched():
     r = np.random.default_rng(4003)
     out = []
-    for batch, m, k, n in [(1, 1, 1, 1), (3, 17, 9, 33), (2, 65, 70, 31)]:
+    for batch, m, k, n in [(1, 1, 1, 1), (3, 17, 9, 33), (2, 65, 68, 36)]:
         a, bm = _mats(r, m, k, n, batch=batch)
         out.append(Witness(f"{batch}x{m}x{k}x{n}", {"batch": batch, "m": m, "k": k, "n": n}, (a, bm)))
     return out

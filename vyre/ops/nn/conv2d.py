@@ -7,13 +7,14 @@ x (N, C, H, W), weights (O, C, KH, KW), optional bias (O,) -> out (N, O, OH, OW)
 Kernel: implicit GEMM on the tiled, register-blocked GEMM of ``vyre.ops.linalg._gemm``
 (no im2col matrix is built): ``out[o, (n, oh, ow)] = sum_{(c, kh, kw)} W[o, (c, kh, kw)] *
 X_col[(c, kh, kw), (n, oh, ow)]`` with M = O, K = C*KH*KW, N = N*OH*OW. The weights are
-the row-major A operand as they are; B's tile is gathered from x while it is loaded into
+the row-major A operand as they are (vec4 loads when K is a multiple of 4 and the tiles
+allow, see ``GemmTiles.vec_a``); B's tile is gathered from x while it is loaded into
 workgroup memory (the (c, kh, kw) split is computed once per k, the (n, oh, ow) split once
 per column), out-of-image taps read 0. The bias is added in the epilogue. Tile params
 (tile_m, tile_n, tile_k, reg_m, reg_n) pass through to the GEMM.
 
-Tolerance: like matmul, K-scaled: rel(2^-20, (C*KH*KW + 1) * 2^-22) for |x|, |w|, |bias| <= 1
-(the witnesses' range); the +1 is the bias add.
+Tolerance: like matmul, K-scaled: rel(2^-20, (C*KH*KW + 1) * 2^-22) for
+|x|, |w|, |bias| <= 1 (the witnesses' range); the +1 is the bias add.
 """
 
 from __future__ import annotations
@@ -61,16 +62,21 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
     (sh, sw), (ph, pw), (dh, dw), oh, ow = _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation)
     gm, gn, gk = o, n * oh * ow, c * kh * kw
     taps, pix = kh * kw, oh * ow
+    tl = tiles_from(tiles, gm, gn, gk)
+    w4 = gk % 4 == 0 and tl.vec_a  # weight rows in vec4s: A moves with vec4 loads
 
     def declare(b):
         xs = b.buffer("x", "f32", count=n * c * h * w)
-        ws = b.buffer("weight", "f32", count=o * gk)
+        ws = b.buffer("weight", "vec4<f32>" if w4 else "f32", count=o * gk // (4 if w4 else 1))
         bs = b.buffer("bias", "f32", count=o) if bias else None
         out = b.buffer("out", "f32", "write", count=n * o * pix)
         return xs, ws, bs, out
 
     def load_a(b, ctx, z, row, k):
         return ctx[1][row * gk + k]
+
+    def load_a4(b, ctx, z, row, k4):
+        return ctx[1][row * (gk // 4) + k4]
 
     def k_info(b, ctx, z, k):  # k -> (channel, tap row offset, tap column offset), i32
         ch = b.let(k / taps)
@@ -95,8 +101,8 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
         img, _, _, p = cinfo
         ctx[3][(img * o + row) * pix + p] = value + ctx[2][row] if bias else value
 
-    tl = tiles_from(tiles, gm, gn, gk)
-    program = gemm_program("conv2d", gm, gn, gk, tl, GemmOperands(declare, load_a, load_b, store, k_info, col_info))
+    ops = GemmOperands(declare, load_a, load_b, store, k_info, col_info, load_a4=load_a4 if w4 else None)
+    program = gemm_program("conv2d", gm, gn, gk, tl, ops)
     return single(program, grid=gemm_grid(gm, gn, tl), output_shapes={"out": (n, o, oh, ow)})
 
 
@@ -161,7 +167,9 @@ def witnesses():
         ("stride2_pad1_bias", (2, 3, 15, 13, 5, 3, 3), {"stride": [2, 2], "padding": [1, 1], "bias": True}),
         ("dilation2_pad2_bias", (1, 4, 12, 12, 6, 3, 3), {"padding": [2, 2], "dilation": [2, 2], "bias": True}),
         ("asym_5x2_s21_p10_d12", (1, 2, 10, 9, 3, 5, 2), {"stride": [2, 1], "padding": [1, 0], "dilation": [1, 2]}),
-        ("1x1_conv_40ch_to_70", (2, 40, 6, 7, 70, 1, 1), {"bias": True}),  # 64x64 tiles, 3 K-tiles
+        # 16x16x16 tiles: 5 row tiles, K = 40 in 3 K-tiles, weights moved in vec4 4x4 blocks
+        ("1x1_conv_40ch_to_70_vec4_weights", (2, 40, 6, 7, 70, 1, 1),
+         {"bias": True, "tile_m": 16, "tile_n": 16, "tile_k": 16, "reg_m": 4, "reg_n": 4}),
     ]:
         x = r.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
         wt = r.uniform(-1, 1, (o, c, kh, kw)).astype(np.float32)
