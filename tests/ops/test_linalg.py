@@ -66,8 +66,8 @@ def test_vec4_buffers_where_aligned():
     assert dtypes(m=64, k=64, n=64, **deep) == ["vec4<f32>"] * 3
     assert dtypes(m=64, k=63, n=64, **deep) == ["f32", "vec4<f32>", "vec4<f32>"]
     assert dtypes(m=64, k=64, n=63, **deep) == ["vec4<f32>", "f32", "f32"]
-    # 128x128x8 tiles have fewer 4x4 A blocks than invocations: A stays scalar
-    assert dtypes(m=64, k=64, n=64, tile_m=128, tile_n=128, tile_k=8, reg_m=8, reg_n=8)[0] == "f32"
+    # 128x128x8 tiles have fewer 4x4 A blocks than invocations: scalar global access
+    assert dtypes(m=64, k=64, n=64, tile_m=128, tile_n=128, tile_k=8, reg_m=8, reg_n=8) == ["f32"] * 3
 
 
 def test_matmul_large_tiles_on_gpu(gpu):
@@ -141,8 +141,9 @@ def test_guards_only_for_partial_tiles():
 
 def test_default_tiles():
     assert _gemm.default_tiles(4096, 4096, 4096) == _gemm.DEEP
+    assert _gemm.default_tiles(1024, 2048, 64) == _gemm.DEEP
     assert _gemm.default_tiles(4000, 4000, 4000) == _gemm.LARGE
-    assert _gemm.default_tiles(1024, 2048, 64) == _gemm.LARGE
+    assert _gemm.default_tiles(4096, 1000, 64) == _gemm.LARGE
     assert _gemm.default_tiles(256, 256, 256) == _gemm.SMALL
     assert _gemm.default_tiles(8, 1000, 64) == _gemm.NARROW
 

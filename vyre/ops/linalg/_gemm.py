@@ -81,11 +81,13 @@ class GemmTiles:
         return 2 * (self.tile_m + self.tile_n) * self.tile_k * 4  # two stages of A and B, f32
 
     @property
-    def vec_a(self) -> bool:
-        """Whether A may move in vec4 4x4 blocks (operands with K % 4 == 0): only when every
-        invocation moves whole blocks; with fewer blocks than invocations the 4 staging vec4s
-        would cost registers (and occupancy) for nothing (H200, 128x128x8 tiles: 20 instead
-        of 29 TFLOP/s)."""
+    def vec_io(self) -> bool:
+        """Whether operands should use the vec4 global paths (load_a4/load_b4/store4, for
+        K resp. N multiples of 4): when every invocation moves whole 4x4 blocks of A. With
+        fewer blocks than invocations (64x64x16 or 128x128x8 tiles of 256 invocations) the
+        4 staging vec4s cost registers for nothing, and measured on an H200 the vec4 paths
+        made those tiles slower (128x128x8 at 4096^3: 20-23 instead of 29 TFLOP/s), while
+        64x64x16 tiles with 8x8 blocks (64 invocations) gained (31.6 -> 33.1 TFLOP/s)."""
         return self.tile_k >= 4 and self.tile_k * self.tile_m // 16 >= self.threads
 
     def as_params(self) -> dict:
@@ -119,14 +121,15 @@ def default_tiles(m: int, n: int, k: int) -> GemmTiles:
     (an auto-tuner may pick per adapter through the tile params instead).
 
     * 8x8 register blocks once both output sides span several tiles (arithmetic intensity):
-      64x64x16 tiles (DEEP) for very large outputs that the tiles divide evenly, else
-      128x128x8 (LARGE). Measured on an H200 (Vulkan): 4096^3 31.6 vs 29.1 TFLOP/s,
-      8192^3 33.8 vs 30.6, but 4000^3 24.5 vs 29.5 and 2048^3 23.5 vs 24.4.
+      64x64x16 tiles (DEEP, vec4 global paths) when the tiles divide the output evenly, else
+      128x128x8 (LARGE). Measured on an H200 (Vulkan, kernel time), DEEP vs LARGE:
+      2048^3 27.0 vs 24.4 TFLOP/s, 4096^3 33.1 vs 29.1, 8192^3 35.3 vs 30.6; at 4000^3 LARGE
+      (29.5) beats DEEP (26.1).
     * 64x64x16 with 4x4 blocks otherwise (less padding waste, more workgroups), and
       32x64 when m <= 32 (few output rows, e.g. a convolution with few output channels).
     """
     if m >= 512 and n >= 512:
-        return DEEP if m % 64 == 0 and n % 64 == 0 and m * n >= 4096 * 4096 else LARGE
+        return DEEP if m % 64 == 0 and n % 64 == 0 else LARGE
     return NARROW if m <= 32 else SMALL
 
 
@@ -150,7 +153,7 @@ class GemmOperands:
     kernel tap) and (image, pixel) an im2col index decomposes into).
 
     Vector paths (optional; give them only when K, resp. N, is a multiple of 4, and
-    load_a4 only when ``tiles.vec_a``):
+    only when ``tiles.vec_io``):
     load_a4(b, ctx, z, row, k4) -> vec4 A[row, 4k4 .. 4k4+3]; load_b4(b, ctx, z, k, c4) ->
     vec4 B[k, 4c4 .. 4c4+3]; store4(b, ctx, z, row, c4, vec4) writes C[row, 4c4 .. 4c4+3].
     """
@@ -195,8 +198,8 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     # (4 k, 4 rows): four row vectors, transposed in registers into four k-slices of As.
     # B: units of (k, 4 columns), one vec4 load (load_b4) or four scalar loads.
     a_vec = ops.load_a4 is not None
-    if a_vec and not t.vec_a:
-        raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_a)")
+    if a_vec and not t.vec_io:
+        raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_io)")
     b_vec = ops.load_b4 is not None
 
     def units(total: int, split: int, tag: str):

@@ -5,9 +5,11 @@ workgroup memory, two stages with a register prefetch and one barrier per K-tile
 ``reg_m x reg_n`` block of vec4 accumulators per invocation, XOR-swizzled A tile). Tile
 shape params (all optional, powers of two): ``tile_m, tile_n, tile_k, reg_m, reg_n``;
 default 64x64x16 with 4x4 blocks (32x64x16 when M <= 32), and 8x8 blocks once M and N are
->= 512 (128x128x8 tiles, or 64x64x16 for evenly divided outputs of 4096^2 and up; see
-``_gemm.default_tiles``). On an H200 (Vulkan, kernel time): 4096^3 at 31.6 TFLOP/s,
-8192^3 at 33.8, 4000^3 at 29.5 (PyTorch/cuBLAS fp32 without TF32: 51).
+>= 512: 64x64x16 tiles when they divide the output evenly, else 128x128x8 (see
+``_gemm.default_tiles``). Aligned operands move with vec4 loads/stores where the tiles
+take that path (``GemmTiles.vec_io``). On an H200 (Vulkan, kernel time): 4096^3 at 33.1
+TFLOP/s, 8192^3 at 35.3, 2048^3 at 27.0, 4000^3 at 29.5 (PyTorch/cuBLAS fp32 without TF32
+at 4096^3: 51).
 ``matmul.batched`` puts the batch on the grid's z axis. ``matmul.f16`` reads f16, multiplies
 and accumulates in f32 and rounds each result once to f16.
 
@@ -30,11 +32,11 @@ from ._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
 
 
-def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_a: bool) -> GemmOperands:
-    """Row-major A, B, C; A (B, C) is a vec4 buffer when k (n) is a multiple of 4 (and, for A,
-    the tiles move A in vec4 blocks), so tiles move with vec4 loads and C with vec4 stores
-    (host arrays are flattened for vec4 buffers)."""
-    a4, b4 = k % 4 == 0 and vec_a, n % 4 == 0
+def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool) -> GemmOperands:
+    """Row-major A, B, C; with tiles that take the vec4 paths (``GemmTiles.vec_io``), A (B and
+    C) is a vec4 buffer when k (n) is a multiple of 4, so tiles move with vec4 loads and C
+    with vec4 stores (host arrays are flattened for vec4 buffers)."""
+    a4, b4 = k % 4 == 0 and vec_io, n % 4 == 0 and vec_io
     vec = f"vec4<{dtype}>"
 
     def declare(b):
@@ -75,7 +77,7 @@ def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: di
         if int(v) < 1:
             raise ValueError(f"{name}: {label} must be >= 1, got {v}")
     tiles = tiles_from(params, m, n, k)
-    program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch, tiles.vec_a))
+    program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch, tiles.vec_io))
     shape = (m, n) if name != "matmul.batched" else (batch, m, n)
     return single(program, grid=gemm_grid(m, n, tiles, batch), output_shapes={"c": shape})
 

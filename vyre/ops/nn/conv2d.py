@@ -8,7 +8,7 @@ Kernel: implicit GEMM on the tiled, register-blocked GEMM of ``vyre.ops.linalg._
 (no im2col matrix is built): ``out[o, (n, oh, ow)] = sum_{(c, kh, kw)} W[o, (c, kh, kw)] *
 X_col[(c, kh, kw), (n, oh, ow)]`` with M = O, K = C*KH*KW, N = N*OH*OW. The weights are
 the row-major A operand as they are (vec4 loads when K is a multiple of 4 and the tiles
-allow, see ``GemmTiles.vec_a``); B's tile is gathered from x while it is loaded into
+allow, see ``GemmTiles.vec_io``); B's tile is gathered from x while it is loaded into
 workgroup memory (the (c, kh, kw) split is computed once per k, the (n, oh, ow) split once
 per column), out-of-image taps read 0. The bias is added in the epilogue. Tile params
 (tile_m, tile_n, tile_k, reg_m, reg_n) pass through to the GEMM.
@@ -63,7 +63,7 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
     gm, gn, gk = o, n * oh * ow, c * kh * kw
     taps, pix = kh * kw, oh * ow
     tl = tiles_from(tiles, gm, gn, gk)
-    w4 = gk % 4 == 0 and tl.vec_a  # weight rows in vec4s: A moves with vec4 loads
+    w4 = gk % 4 == 0 and tl.vec_io  # weight rows in vec4s: A moves with vec4 loads
 
     def declare(b):
         xs = b.buffer("x", "f32", count=n * c * h * w)
