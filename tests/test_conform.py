@@ -26,7 +26,7 @@ def _is_hash(h) -> bool:
 
 def test_command_on_elementwise_ops(gpu, tmp_path):
     out = tmp_path / "cert.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run([sys.executable, "-m", "vyre.conform", "--ops", "elementwise", "--quick", "--out", str(out)],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
