@@ -10,7 +10,8 @@ certificate and exits non-zero when any cell fails::
 
 Certificate: vyre version, adapter identity, and for each op its id, tolerance, program
 fingerprints and, per witness, the witness hash (sha256 of params and input bytes), the
-output hashes per backend, pass/fail per backend cell and the largest error seen.
+output hashes per backend, pass/fail per backend cell and the largest error seen (in ulps
+for ulp tolerances, absolute otherwise; per op, the largest per backend and unit).
 ``--quick`` runs each op's smallest witness only. ``--ops`` selects ops whose id or category
 starts with a prefix (``--ops elementwise``, ``--ops reduce.sum``).
 """
@@ -170,7 +171,7 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
         return entry
     fingerprints: dict[str, None] = {}
     per_backend: dict[str, list[str]] = {b.name: [] for b in backends}
-    worst: dict[str, float] = {b.name: 0.0 for b in backends}
+    worst: dict[str, dict[str, float]] = {b.name: {} for b in backends}  # backend -> unit -> error
     for w in witnesses:
         item = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
                 "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}
@@ -195,11 +196,13 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
             if hashes:
                 item["outputs"][b.name] = hashes
             per_backend[b.name].append(cell["status"])
-            worst[b.name] = max(worst[b.name], err)
+            if "error_unit" in cell:
+                unit = cell["error_unit"]
+                worst[b.name][unit] = max(worst[b.name].get(unit, 0.0), err)
         entry["witnesses"].append(item)
     entry["programs"] = list(fingerprints)
     entry["cells"] = {b: _op_status(s) for b, s in per_backend.items()}
-    entry["max_error"] = {b: _number(e) for b, e in worst.items()}
+    entry["max_error"] = {b: {u: _number(e) for u, e in units.items()} for b, units in worst.items()}
     return entry
 
 
