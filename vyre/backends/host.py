@@ -144,6 +144,26 @@ def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
     return np.array(out, copy=True)
 
 
+def pack_bytes(data: np.ndarray) -> np.ndarray:
+    """Byte data as u32 words: 4 bytes per word, little-endian, the last word zero-padded."""
+    flat = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    words = np.zeros((flat.size + 3) // 4 * 4, dtype=np.uint8)
+    words[: flat.size] = flat
+    return words.view("<u4").astype(np.uint32)
+
+
+def pipeline_input(dtype: DataType, value) -> np.ndarray:
+    """The caller's array for an op-pipeline buffer of ``dtype``: a uint8 array for a u32 buffer is
+    byte data (see :func:`pack_bytes`); an N-d array for a vector buffer is flattened in C order
+    (a (64, 100) f32 array feeds a vec4<f32> buffer of 1600 elements); anything else is unchanged."""
+    a = np.asarray(value)
+    if a.dtype == np.uint8 and dtype is DataType.U32:
+        return pack_bytes(a)
+    if dtype.is_vector and a.ndim != 1:
+        return a.reshape(-1)
+    return a
+
+
 def _normalize_inputs(program: Program, inputs) -> list:
     ins = program.input_buffers
     if inputs is None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backends.config import DispatchConfig
+from ..backends.host import pack_bytes, pipeline_input  # noqa: F401  (pack_bytes re-exported)
 from ..ir.program import Program
 from ..ir.types import DataType
 
@@ -91,14 +92,6 @@ def _zeros(spec: BufferSpec) -> np.ndarray:
     return np.zeros(shape, dtype=spec.dtype.numpy_dtype)
 
 
-def pack_bytes(data: np.ndarray) -> np.ndarray:
-    """Byte data as u32 words: 4 bytes per word, little-endian, the last word zero-padded."""
-    flat = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    words = np.zeros((flat.size + 3) // 4 * 4, dtype=np.uint8)
-    words[: flat.size] = flat
-    return words.view("<u4").astype(np.uint32)
-
-
 def host_inputs(pipeline: Pipeline, inputs) -> list[np.ndarray]:
     """The caller's arrays as the pipeline's input buffers.
 
@@ -115,16 +108,7 @@ def host_inputs(pipeline: Pipeline, inputs) -> list[np.ndarray]:
             f"{pipeline.name} takes {len(pipeline.inputs)} input(s) ({', '.join(pipeline.inputs)}), got {len(inputs)}",
             fix="pass one array per op input, in order",
         )
-    out = []
-    for name, value in zip(pipeline.inputs, inputs):
-        a = np.asarray(value)
-        spec = pipeline.buffers[name]
-        if a.dtype == np.uint8 and spec.dtype is DataType.U32:
-            a = pack_bytes(a)
-        elif spec.dtype.is_vector and a.ndim != 1:
-            a = a.reshape(-1)
-        out.append(a)
-    return out
+    return [pipeline_input(pipeline.buffers[name].dtype, value) for name, value in zip(pipeline.inputs, inputs)]
 
 
 def run_pipeline(backend, pipeline: Pipeline, inputs) -> list[np.ndarray]:

@@ -20,28 +20,13 @@ import numpy as np
 
 from ...errors import DispatchError
 from ...ir.program import BufferDecl
-from ...ir.types import Access, DataType
+from ...ir.types import Access
 from ..config import DispatchConfig
-from ..host import host_to_storage, storage_nbytes, storage_to_host
+from ..host import host_to_storage, pipeline_input, storage_nbytes, storage_to_host
 
 
 def _decl(name: str, spec, access: Access) -> BufferDecl:
     return BufferDecl(name=name, binding=0, dtype=spec.dtype, access=access, count=spec.count)
-
-
-def _host_input(spec, value) -> np.ndarray:
-    """The conventions of ``vyre.ops.pipeline.host_inputs``: a uint8 array for a u32 buffer is byte
-    data (packed little-endian, 4 bytes a word, the last word zero-padded); an array for a vector
-    buffer may have any shape (it is flattened in C order)."""
-    a = np.asarray(value)
-    if a.dtype == np.uint8 and spec.dtype is DataType.U32:
-        flat = np.ascontiguousarray(a).reshape(-1)
-        words = np.zeros((flat.size + 3) // 4 * 4, dtype=np.uint8)
-        words[: flat.size] = flat
-        return words.view("<u4").astype(np.uint32)
-    if spec.dtype.lanes > 1 and a.ndim != 1:
-        return a.reshape(-1)
-    return a
 
 
 class PipelineMixin:
@@ -67,7 +52,7 @@ class PipelineMixin:
         staged = {}
         for name, value in zip(pipeline.inputs, inputs):
             spec = pipeline.buffers[name]
-            data, _ = host_to_storage(_decl(name, spec, Access.READ), _host_input(spec, value))
+            data, _ = host_to_storage(_decl(name, spec, Access.READ), pipeline_input(spec.dtype, value))
             staged[name] = data.reshape(-1).view(np.uint8)
         with self._lock:
             st = self._ready()
