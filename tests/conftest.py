@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 
 # wgpu/Vulkan loaders warn without a runtime dir; set it before anything loads them.
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# Keep the tests' disk-cache entries out of the user's cache dir (tests that need their own set it).
+os.environ.setdefault("VYRE_CACHE_DIR", tempfile.mkdtemp(prefix="vyre-test-cache-"))
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
