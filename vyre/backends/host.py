@@ -193,6 +193,27 @@ def default_grid(program: Program, first_count: int) -> tuple[int, int, int]:
     return (max(1, math.ceil(first_count / per)) if first_count > 0 else 1, 1, 1)
 
 
+def _check_binding_size(decl: BufferDecl, nbytes: int, max_storage_bytes: int | None) -> None:
+    if max_storage_bytes is not None and decl.access is not Access.UNIFORM and nbytes > max_storage_bytes:
+        raise DispatchError(
+            f"buffer {decl.name!r} needs {nbytes} bytes, over this adapter's storage binding limit "
+            f"of {max_storage_bytes} bytes",
+            fix="split the work into smaller dispatches",
+        )
+
+
+def _finish_plan(program: Program, plans: list[BufferPlan], config: DispatchConfig) -> DispatchPlan:
+    """The plan with its logical grid: the configured one, else one invocation per element of the
+    first writable buffer."""
+    if config.grid is not None:
+        grid = tuple(int(g) for g in config.grid)
+    else:
+        outs = [p for p in plans if p.is_output]
+        basis = outs[0].count if outs else (plans[0].count if plans else 1)
+        grid = default_grid(program, basis)
+    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+
+
 def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None,
                   max_storage_bytes: int | None = None) -> DispatchPlan:
     """Check inputs against the program and size every buffer. Raises DispatchError."""
@@ -226,20 +247,9 @@ def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None
             if count < 0:
                 raise DispatchError(f"count of {decl.name!r} must be >= 0, got {count}")
         nbytes = storage_nbytes(decl.dtype, count)
-        if max_storage_bytes is not None and decl.access is not Access.UNIFORM and nbytes > max_storage_bytes:
-            raise DispatchError(
-                f"buffer {decl.name!r} needs {nbytes} bytes, over this adapter's storage binding limit "
-                f"of {max_storage_bytes} bytes",
-                fix="split the work into smaller dispatches",
-            )
+        _check_binding_size(decl, nbytes, max_storage_bytes)
         plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=nbytes, data=data))
-    if config.grid is not None:
-        grid = tuple(int(g) for g in config.grid)
-    else:
-        outs = [p for p in plans if p.is_output]
-        basis = outs[0].count if outs else (plans[0].count if plans else 1)
-        grid = default_grid(program, basis)
-    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+    return _finish_plan(program, plans, config)
 
 
 def fold_grid(grid: tuple[int, int, int], max_per_dim: int = MAX_WORKGROUPS_PER_DIM) -> tuple[int, int, int]:
@@ -318,20 +328,9 @@ def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfi
                 f"but its resident buffer holds {size} bytes",
                 fix="allocate a larger resident buffer or give a smaller count in DispatchConfig.counts",
             )
-        if max_storage_bytes is not None and decl.access is not Access.UNIFORM and need > max_storage_bytes:
-            raise DispatchError(
-                f"buffer {decl.name!r} needs {need} bytes, over this adapter's storage binding limit "
-                f"of {max_storage_bytes} bytes",
-                fix="split the work into smaller dispatches",
-            )
+        _check_binding_size(decl, need, max_storage_bytes)
         plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=need, data=None))
-    if config.grid is not None:
-        grid = tuple(int(g) for g in config.grid)
-    else:
-        outs = [p for p in plans if p.is_output]
-        basis = outs[0].count if outs else (plans[0].count if plans else 1)
-        grid = default_grid(program, basis)
-    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+    return _finish_plan(program, plans, config)
 
 
 __all__ = [
