@@ -632,7 +632,7 @@ def test_gpu_failure_inside_dispatch_is_translated(monkeypatch):
         b.dispatch(saxpy_program(), saxpy_inputs(8))
     monkeypatch.undo()
     (y,) = b.dispatch(saxpy_program(), saxpy_inputs(8, seed=2))
-    np.testing.assert_allclose(y, saxpy_expected(saxpy_inputs(8, seed=2)), rtol=1e-6)
+    np.testing.assert_allclose(y, saxpy_expected(saxpy_inputs(8, seed=2)), rtol=1e-6, atol=1e-6)
 
 
 def test_device_lost_and_recover():
@@ -648,7 +648,7 @@ def test_device_lost_and_recover():
     assert not b.device_lost()
     ins = saxpy_inputs(8, seed=4)
     (y,) = b.dispatch(p, ins)
-    np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6)
+    np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6, atol=1e-6)
 
 
 def test_validation_runs_with_device_limits(any_backend):
@@ -672,7 +672,7 @@ def test_clear_cache_and_stats(hand):
     assert s["pipelines_cached"] == 0 and s["pooled_bytes"] == 0 and s["staging_bytes"] == 0
     ins = saxpy_inputs(32, seed=9)
     (y,) = hand.dispatch(saxpy_program(), ins)
-    np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6)
+    np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6, atol=1e-6)
 
 
 def test_pool_budget_releases_lru_buffers(monkeypatch):
@@ -682,7 +682,7 @@ def test_pool_budget_releases_lru_buffers(monkeypatch):
     for _ in range(2):
         ins = saxpy_inputs(100)
         (y,) = b.dispatch(p1, ins)
-        np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6)
+        np.testing.assert_allclose(y, saxpy_expected(ins), rtol=1e-6, atol=1e-6)
         (o,) = b.dispatch(p2, [], DispatchConfig(counts={"out": 100}))
         np.testing.assert_array_equal(o, np.arange(100, dtype=np.uint32))
     assert b.stats().get("pool_releases", 0) >= 3
