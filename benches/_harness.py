@@ -1,0 +1,570 @@
+"""Timing helpers, result records, baseline discovery and the raw wgpu-py baseline device.
+
+Conventions every benchmark follows:
+
+* A measurement times one *operation* (one kernel launch, one transfer, one round trip).
+  :class:`Timing` holds seconds per operation for several repetitions; the headline value
+  comes from the median, ``best`` from the minimum.
+* Device-side kernel time: vyre runs on resident buffers (data already on the device);
+  ``k`` launches go into one ``dispatch_resident_sequence_timed`` (one pass, one submit) and
+  the pass's timestamp queries give the GPU time, divided by ``k``. Without timestamp
+  queries the wall-clock time of the same sequence is used (the record's ``method`` says
+  which). Raw wgpu-py kernels are timed the same way (their own query set); torch and cupy
+  with CUDA events around ``k`` launches; numpy with ``perf_counter``.
+* ``ratio`` of a baseline = baseline time / vyre time for the same work, so > 1 means vyre
+  is faster (for throughputs it equals vyre's value / the baseline's value).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+SCHEMA = "vyre-bench/1"
+
+#: Baselines, in the order tables show them: key -> what it is.
+BASELINES = {
+    "numpy": "numpy on the CPU",
+    "torch": "PyTorch on the CUDA device",
+    "cupy": "CuPy on the CUDA device",
+    "raw_wgpu": "hand-written raw wgpu-py on the same adapter",
+    "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
+    "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",
+}
+
+
+# ----------------------------------------------------------------------------- timing
+@dataclass
+class Timing:
+    """Seconds per operation, one entry per repetition (``inner`` operations each)."""
+
+    samples: list[float]
+    inner: int = 1
+    method: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.samples))
+
+    @property
+    def min(self) -> float:
+        return float(min(self.samples))
+
+    def to_json(self) -> dict:
+        return {"median": self.median, "min": self.min, "samples": [float(s) for s in self.samples],
+                "inner": self.inner, **self.extra}
+
+
+def repeat(sample: Callable[[], float], reps: int, warmup: int = 1) -> list[float]:
+    """Call ``sample`` (returns seconds per operation) ``warmup`` times, then ``reps`` times."""
+    for _ in range(warmup):
+        sample()
+    return [float(sample()) for _ in range(reps)]
+
+
+def host_timing(fn: Callable[[], object], *, reps: int = 5, warmup: int = 1, inner: int | None = None,
+                target_s: float = 0.05, max_inner: int = 10_000, budget_s: float | None = None,
+                method: str = "perf_counter") -> Timing:
+    """Wall-clock time of ``fn()`` (which must finish its work before returning).
+
+    ``inner`` calls per sample; when None it is calibrated so one sample takes about
+    ``target_s``. With ``budget_s`` repetitions stop early once that much time was spent
+    (at least one sample is always taken)."""
+    t0 = time.perf_counter()
+    for _ in range(max(1, warmup)):
+        fn()
+    once = time.perf_counter() - t0
+    if inner is None:
+        inner = int(max(1, min(max_inner, target_s / max(once / max(1, warmup), 1e-9))))
+    samples, start = [], time.perf_counter()
+    for _ in range(reps):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t) / inner)
+        if budget_s is not None and time.perf_counter() - start > budget_s:
+            break
+    return Timing(samples, inner, method)
+
+
+def calibrated(sample_k: Callable[[int], float], *, reps: int = 5, target_s: float = 0.02,
+               max_k: int = 1000, method: str = "", k: int | None = None) -> Timing:
+    """``sample_k(k)`` runs k operations back to back and returns seconds per operation.
+    Two warm-up calls with k=1 estimate one operation; k is chosen so a sample takes about
+    ``target_s`` (capped at ``max_k``)."""
+    sample_k(1)
+    once = sample_k(1)
+    if k is None:
+        k = int(max(1, min(max_k, target_s / max(once, 1e-9))))
+    return Timing([float(sample_k(k)) for _ in range(reps)], k, method)
+
+
+# ----------------------------------------------------------------------------- records
+@dataclass
+class Outcome:
+    """One implementation's result: a Timing, or why there is none (``note``)."""
+
+    timing: Timing | None = None
+    note: str | None = None
+    method: str | None = None
+    label: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def missing(cls, note: str) -> "Outcome":
+        return cls(None, note)
+
+
+def record(*, bench: str, name: str, metric: str, params: dict, unit: str, vyre: Outcome,
+           baselines: dict[str, Outcome] | None = None, work: float | None = None, scale: float = 1.0,
+           higher_is_better: bool | None = None, check: dict | None = None, notes: list[str] | None = None) -> dict:
+    """A result record (plain JSON data).
+
+    With ``work`` (bytes, flops, ...) the value is ``work / seconds / scale`` (a throughput,
+    higher is better); without it the value is ``seconds * scale`` (a time, lower is better).
+    """
+    if higher_is_better is None:
+        higher_is_better = work is not None
+
+    def value(seconds: float) -> float:
+        return work / seconds / scale if work is not None else seconds * scale
+
+    def outcome(o: Outcome, ref: Timing | None) -> dict:
+        if o.timing is None:
+            return {"available": False, "note": o.note or "not measured", **({"label": o.label} if o.label else {})}
+        t = o.timing
+        out = {"available": True, "value": value(t.median),
+               "best": value(t.min), "method": o.method or t.method, "time_s": t.to_json()}
+        if o.label:
+            out["label"] = o.label
+        if ref is not None:
+            out["ratio"] = t.median / ref.median
+        if o.note:
+            out["note"] = o.note
+        if o.extra:
+            out["extra"] = o.extra
+        return out
+
+    rec = {"bench": bench, "name": name, "metric": metric, "params": params, "unit": unit,
+           "higher_is_better": higher_is_better}
+    rec.update(outcome(vyre, None))
+    rec["baselines"] = {k: outcome(o, vyre.timing) for k, o in (baselines or {}).items()}
+    rec["check"] = check
+    rec["notes"] = list(notes or [])
+    return rec
+
+
+def fmt(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "n.a."
+    a = abs(v)
+    s = f"{v:.3g}" if a < 1000 else f"{v:,.0f}"
+    return f"{s} {unit}".strip()
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "adapter"
+
+
+# ----------------------------------------------------------------------------- baselines
+def _try_torch():
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - any import failure means "no baseline"
+        return None, f"torch not importable ({type(exc).__name__})"
+    try:
+        if not torch.cuda.is_available():
+            return None, f"torch {torch.__version__} has no CUDA device"
+    except Exception as exc:  # noqa: BLE001
+        return None, f"torch CUDA check failed: {exc}"
+    return torch, None
+
+
+def _try_cupy():
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001
+        return None, f"cupy not importable ({type(exc).__name__})"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, "cupy sees no CUDA device"
+    except Exception as exc:  # noqa: BLE001
+        return None, f"cupy has no usable CUDA device ({type(exc).__name__})"
+    return cupy, None
+
+
+class Baselines:
+    """The baselines importable in this process (torch and cupy only with a CUDA device)."""
+
+    def __init__(self, adapter_index: int, use: set[str] | None = None):
+        self.torch, self.torch_note = _try_torch() if use is None or "torch" in use else (None, "disabled")
+        self.cupy, self.cupy_note = _try_cupy() if use is None or "cupy" in use else (None, "disabled")
+        self._adapter_index = adapter_index
+        self._raw = None
+        if self.torch is not None:
+            # f32 matmul baseline: true fp32 (no TF32), as the issue's reference number
+            self.torch.backends.cuda.matmul.allow_tf32 = False
+            self.torch.backends.cudnn.allow_tf32 = False
+
+    @property
+    def raw(self) -> "RawWgpu":
+        if self._raw is None:
+            self._raw = RawWgpu(self._adapter_index)
+        return self._raw
+
+    def describe(self) -> dict:
+        out = {"numpy": {"available": True, "version": np.__version__}}
+        if self.torch is not None:
+            out["torch"] = {"available": True, "version": self.torch.__version__,
+                            "device": self.torch.cuda.get_device_name(0), "tf32": False}
+        else:
+            out["torch"] = {"available": False, "note": self.torch_note}
+        if self.cupy is not None:
+            props = self.cupy.cuda.runtime.getDeviceProperties(0)
+            name = props.get("name", b"")
+            out["cupy"] = {"available": True, "version": self.cupy.__version__,
+                           "device": name.decode() if isinstance(name, bytes) else str(name)}
+        else:
+            out["cupy"] = {"available": False, "note": self.cupy_note}
+        import wgpu
+
+        out["raw_wgpu"] = {"available": True, "version": wgpu.__version__}
+        return out
+
+    # -- CUDA timing ---------------------------------------------------------------------
+    def torch_kernel(self, fn: Callable[[], object], *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
+        """CUDA-event time per call of ``fn`` over k back-to-back calls."""
+        torch = self.torch
+
+        def sample(k: int) -> float:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(k):
+                fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3 / k
+
+        return calibrated(sample, reps=reps, target_s=target_s, max_k=max_k,
+                          method="CUDA events over k back-to-back launches")
+
+    def cupy_kernel(self, fn: Callable[[], object], *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
+        cp = self.cupy
+
+        def sample(k: int) -> float:
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            cp.cuda.Device().synchronize()
+            start.record()
+            for _ in range(k):
+                fn()
+            end.record()
+            end.synchronize()
+            return cp.cuda.get_elapsed_time(start, end) / 1e3 / k
+
+        return calibrated(sample, reps=reps, target_s=target_s, max_k=max_k,
+                          method="CUDA events over k back-to-back launches")
+
+    def torch_sync(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def cupy_sync(self) -> None:
+        self.cupy.cuda.Device().synchronize()
+
+
+# ----------------------------------------------------------------------------- raw wgpu-py
+class RawWgpu:
+    """A plain wgpu-py device on the same adapter as vyre, for the hand-written baselines.
+
+    It raises the two buffer-size limits (a user moving 1 GiB must too) and enables
+    timestamp queries (only to time kernels the way vyre is timed) and shader-f16 when the
+    adapter has them; nothing else."""
+
+    def __init__(self, adapter_index: int):
+        import wgpu
+
+        self.wgpu = wgpu
+        adapter = wgpu.gpu.enumerate_adapters_sync()[adapter_index]
+        limits = {k: int(adapter.limits[k]) for k in ("max-buffer-size", "max-storage-buffer-binding-size")}
+        feats = [f for f in ("timestamp-query", "shader-f16") if f in adapter.features]
+        self.device = adapter.request_device_sync(label="raw-baseline", required_features=feats,
+                                                  required_limits=limits)
+        self.queue = self.device.queue
+        self.timestamps = "timestamp-query" in feats
+        self.f16 = "shader-f16" in feats
+        self.limits = {str(k): v for k, v in dict(self.device.limits).items()}
+        BU = wgpu.BufferUsage
+        self.fence = self.device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+        if self.timestamps:
+            self.query = self.device.create_query_set(type="timestamp", count=2)
+            self.resolved = self.device.create_buffer(size=16, usage=BU.QUERY_RESOLVE | BU.COPY_SRC)
+        self._period = None
+
+    def storage(self, nbytes: int, data=None):
+        BU = self.wgpu.BufferUsage
+        usage = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
+        buf = self.device.create_buffer(size=max(16, (nbytes + 15) // 16 * 16), usage=usage)
+        if data is not None:
+            self.queue.write_buffer(buf, 0, np.ascontiguousarray(data))
+        return buf
+
+    def pipeline(self, wgsl: str):
+        module = self.device.create_shader_module(code=wgsl)
+        return self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+
+    def bind(self, pipeline, buffers, group: int = 0):
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)]
+        return self.device.create_bind_group(layout=pipeline.get_bind_group_layout(group), entries=entries)
+
+    def wait(self) -> None:
+        """Block until the queue is idle: read 4 bytes back (a submit and a map)."""
+        self.queue.read_buffer(self.fence, 0, 4)
+
+    def _ticks_period(self) -> float:
+        if self._period is None:
+            try:
+                from wgpu.backends.wgpu_native._ffi import lib
+
+                p = float(lib.wgpuQueueGetTimestampPeriod(self.queue._internal))
+                self._period = p if p > 0 else 1.0
+            except Exception:  # noqa: BLE001
+                self._period = 1.0
+        return self._period
+
+    def run_pass(self, dispatches, k: int) -> tuple[float, float]:
+        """Encode ``dispatches`` ((pipeline, bind_group, (x, y, z)) each) ``k`` times in one pass, submit,
+        wait. Returns (GPU seconds per iteration from timestamps or None, wall seconds per iteration)."""
+        t0 = time.perf_counter()
+        enc = self.device.create_command_encoder()
+        tw = {"query_set": self.query, "beginning_of_pass_write_index": 0,
+              "end_of_pass_write_index": 1} if self.timestamps else None
+        cpass = enc.begin_compute_pass(timestamp_writes=tw)
+        for _ in range(k):
+            for pipe, bg, groups in dispatches:
+                cpass.set_pipeline(pipe)
+                cpass.set_bind_group(0, bg)
+                cpass.dispatch_workgroups(*groups)
+        cpass.end()
+        if self.timestamps:
+            enc.resolve_query_set(self.query, 0, 2, self.resolved, 0)
+        self.queue.submit([enc.finish()])
+        gpu = None
+        if self.timestamps:
+            raw = np.frombuffer(self.queue.read_buffer(self.resolved, 0, 16), np.uint64)
+            gpu = max(0, int(raw[1]) - int(raw[0])) * self._ticks_period() / 1e9 / k
+        else:
+            self.wait()
+        wall = (time.perf_counter() - t0) / k
+        return gpu, wall
+
+    def kernel_timing(self, dispatches, *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
+        """Time per iteration of ``dispatches``: timestamp queries when available, else wall clock."""
+        walls: list[float] = []
+
+        def sample(k: int) -> float:
+            gpu, wall = self.run_pass(dispatches, k)
+            walls.append(wall)
+            return gpu if gpu is not None and gpu > 0 else wall
+
+        t = calibrated(sample, reps=reps, target_s=target_s, max_k=max_k)
+        t.method = ("timestamp queries around k dispatches in one pass" if self.timestamps
+                    else "wall clock over k dispatches in one pass and one submit")
+        t.extra["wall_median"] = float(statistics.median(walls[-reps:]))
+        return t
+
+
+def f32_flops(m: int, n: int, k: int) -> float:
+    return 2.0 * m * n * k
+
+
+def host_description() -> dict:
+    import wgpu
+
+    return {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "numpy": np.__version__, "wgpu": wgpu.__version__}
+
+
+# ----------------------------------------------------------------------------- progress
+class Progress:
+    """One flushed line per measurement: ``[k/N elapsed] text``."""
+
+    def __init__(self, total: int, stream=None):
+        self.total = total
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.stream = stream or sys.stdout
+
+    def say(self, text: str) -> None:
+        print(f"[{self.done:>3}/{self.total} {time.perf_counter() - self.t0:6.1f}s] {text}", file=self.stream, flush=True)
+
+    def step(self, text: str) -> None:
+        self.done += 1
+        self.say(text)
+
+
+def summary_line(rec: dict) -> str:
+    """``name: value unit (baseline ratio, ...)`` for the progress output."""
+    head = f"{rec['bench']}: {rec['name']}"
+    if not rec.get("available", False):
+        return f"{head}: n.a. ({rec.get('note')})"
+    parts = []
+    for key, b in rec["baselines"].items():
+        if b.get("available"):
+            parts.append(f"{key} {fmt(b['value'])} ({b['ratio']:.2f}x)")
+    tail = f"  vs {', '.join(parts)}" if parts else ""
+    bad = rec.get("check") and not rec["check"].get("ok", True)
+    return f"{head}: {fmt(rec['value'], rec['unit'])}{tail}{'  CHECK FAILED' if bad else ''}"
+
+
+# ----------------------------------------------------------------------------- vyre helpers
+class ResidentOp:
+    """An op pipeline (vyre.ops) on resident buffers: one handle per pipeline buffer, inputs
+    uploaded once, the steps ready for ``dispatch_resident_sequence*``."""
+
+    def __init__(self, gpu, op_id: str, params: dict, inputs):
+        from vyre.backends.config import DispatchConfig
+        from vyre.backends.host import host_to_storage, storage_nbytes
+        from vyre.ir.program import BufferDecl
+        from vyre.ir.types import Access
+        from vyre.ops.api import pipeline_for
+        from vyre.ops.pipeline import host_inputs
+
+        self.gpu = gpu
+        self.op_id = op_id
+        self.params = params
+        self.pipe = pipe = pipeline_for(op_id, params)
+        self.handles = {}
+        try:
+            for name, spec in pipe.buffers.items():
+                self.handles[name] = gpu.allocate_resident(storage_nbytes(spec.dtype, spec.count), label=f"bench:{name}")
+            ups = []
+            for name, arr in zip(pipe.inputs, host_inputs(pipe, inputs)):
+                spec = pipe.buffers[name]
+                data, _ = host_to_storage(BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ,
+                                                     count=spec.count), arr)
+                ups.append((self.handles[name], data.reshape(-1).view(np.uint8)))
+            gpu.upload_resident_many(ups)
+        except BaseException:
+            self.free()
+            raise
+        self.steps = []
+        for step in pipe.steps:
+            decls = step.program.sorted_buffers
+            counts = {d.name: pipe.buffers[n].count for d, n in zip(decls, step.bind) if d.count is None}
+            self.steps.append((step.program, [self.handles[n] for n in step.bind],
+                               DispatchConfig(grid=step.grid, counts=counts)))
+
+    @property
+    def programs(self):
+        return self.pipe.programs
+
+    def output(self, name: str | None = None) -> np.ndarray:
+        from vyre.backends.host import storage_to_host
+        from vyre.ir.program import BufferDecl
+        from vyre.ir.types import Access
+
+        name = name or self.pipe.outputs[0]
+        spec = self.pipe.buffers[name]
+        raw = self.gpu.download_resident(self.handles[name])
+        a = storage_to_host(BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ_WRITE,
+                                       count=spec.count), raw, spec.count)
+        shape = self.pipe.output_shapes.get(name)
+        return a.reshape(shape) if shape is not None else a
+
+    def free(self) -> None:
+        for h in self.handles.values():
+            try:
+                self.gpu.free_resident(h)
+            except Exception:  # noqa: BLE001
+                pass
+        self.handles = {}
+
+
+def over_binding_limit(gpu, nbytes: int) -> str | None:
+    """Why a buffer of ``nbytes`` cannot be bound on this adapter (None when it can)."""
+    limit = gpu.max_storage_bytes_limit
+    if nbytes > limit:
+        return f"{nbytes} bytes per buffer is over this adapter's storage binding limit ({limit} bytes)"
+    return None
+
+
+def vyre_kernel(gpu, steps, *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
+    """Device time per iteration of ``steps`` (resident): k iterations in one
+    ``dispatch_resident_sequence_timed`` (one pass, one submit); GPU time from its timestamp
+    queries, or its wall-clock time on adapters without them."""
+    walls: list[float] = []
+    sources: list[str] = []
+
+    def sample(k: int) -> float:
+        td = gpu.dispatch_resident_sequence_timed(list(steps) * k)
+        walls.append(td.wall_ns / 1e9 / k)
+        sources.append(td.source)
+        return (td.gpu_ns if td.gpu_ns > 0 else td.wall_ns) / 1e9 / k
+
+    t = calibrated(sample, reps=reps, target_s=target_s, max_k=max_k)
+    src = sources[-1]
+    t.method = ("timestamp queries around k resident launches in one pass (dispatch_resident_sequence_timed)"
+                if src == "timestamp" else
+                "wall clock of k resident launches in one pass and one submit (dispatch_resident_sequence_timed)")
+    t.extra["source"] = src
+    t.extra["wall_median"] = float(statistics.median(walls[-reps:]))
+    return t
+
+
+@dataclass
+class Context:
+    """What every benchmark gets: the backend, the baselines, the mode and the output sink."""
+
+    gpu: object
+    base: Baselines
+    quick: bool
+    progress: Progress
+    reps: int = 5
+    target_s: float = 0.02  # seconds of device work per timed sample
+    results: list = field(default_factory=list)
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(1234))
+
+    def release(self) -> None:
+        """Between benchmarks: give cached CUDA memory back."""
+        if self.base.torch is not None:
+            self.base.torch.cuda.empty_cache()
+        if self.base.cupy is not None:
+            self.base.cupy.get_default_memory_pool().free_all_blocks()
+
+    def emit(self, rec: dict) -> dict:
+        self.results.append(rec)
+        self.progress.step(summary_line(rec))
+        return rec
+
+    def kernel(self, steps, *, reps: int | None = None, max_k: int = 1000) -> Timing:
+        return vyre_kernel(self.gpu, steps, reps=reps or self.reps, target_s=self.target_s, max_k=max_k)
+
+    # -- baseline shorthands returning an Outcome --------------------------------------------
+    def numpy(self, fn, *, reps: int | None = None, budget_s: float = 3.0, method: str | None = None) -> Outcome:
+        t = host_timing(fn, reps=reps or self.reps, target_s=self.target_s, budget_s=budget_s)
+        return Outcome(t, method=method or "perf_counter around calls (CPU)")
+
+    def torch(self, make: Callable[[object], Callable[[], object]], *, reps: int | None = None,
+              max_k: int = 1000) -> Outcome:
+        """``make(torch)`` returns the call to time (tensors already on the device)."""
+        if self.base.torch is None:
+            return Outcome.missing(self.base.torch_note)
+        fn = make(self.base.torch)
+        return Outcome(self.base.torch_kernel(fn, reps=reps or self.reps, target_s=self.target_s, max_k=max_k))
+
+    def cupy(self, make: Callable[[object], Callable[[], object]], *, reps: int | None = None,
+             max_k: int = 1000) -> Outcome:
+        if self.base.cupy is None:
+            return Outcome.missing(self.base.cupy_note)
+        fn = make(self.base.cupy)
+        return Outcome(self.base.cupy_kernel(fn, reps=reps or self.reps, target_s=self.target_s, max_k=max_k))

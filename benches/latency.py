@@ -1,0 +1,163 @@
+"""Single-dispatch round trip: a small saxpy (1024 f32) uploaded, run and read back per call.
+
+vyre: ``backend.dispatch(saxpy, [a, x, y])`` (wall clock per call); also an op call
+(``vyre.ops.zip_add``, which goes through ``run_pipeline``).
+Baselines: raw wgpu-py with the pipeline, buffers and bind group made once (per call: three
+``queue.write_buffer``, one encoder and submit, ``queue.read_buffer``); raw
+``wgpu.utils.compute_with_buffers`` (device reused, everything else created per call);
+torch and cupy (host -> device copies, the kernel, device -> host copy); numpy on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._harness import Context, Outcome, host_timing, record
+
+NAME = "latency"
+N = 1024
+
+RAW_SAXPY = """
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i < arrayLength(&y)) { y[i] = a[0] * x[i] + y[i]; }
+}
+"""
+
+
+def saxpy_program(name: str = "saxpy"):
+    from vyre import ProgramBuilder
+
+    b = ProgramBuilder(name, workgroup_size=64)
+    a = b.buffer("a", "f32", access="uniform", count=1)
+    x = b.buffer("x", "f32")
+    y = b.buffer("y", "f32", access="read_write")
+    i = b.global_index()
+    with b.if_(i < y.len()):
+        y[i] = a[0] * x[i] + y[i]
+    return b.build()
+
+
+def plan(ctx: Context) -> int:
+    return 2
+
+
+def _reps(ctx: Context) -> int:
+    return 5 if ctx.quick else 7
+
+
+def round_trip(ctx: Context) -> dict:
+    gpu = ctx.gpu
+    prog = saxpy_program()
+    a = np.float32([2.0])
+    x = np.arange(N, dtype=np.float32)
+    y = np.ones(N, dtype=np.float32)
+    want = a[0] * x + y
+    (got,) = gpu.dispatch(prog, [a, x, y])
+    check = {"ok": bool(np.allclose(got, want, rtol=1e-6)), "against": "numpy a*x + y"}
+    reps = _reps(ctx)
+    vy = host_timing(lambda: gpu.dispatch(prog, [a, x, y]), reps=reps, target_s=0.05)
+    base: dict[str, Outcome] = {}
+    base["numpy"] = Outcome(host_timing(lambda: a[0] * x + y, reps=reps, target_s=0.05),
+                            method="a * x + y on the CPU")
+
+    raw = ctx.base.raw
+    q = raw.queue
+    pipe = raw.pipeline(RAW_SAXPY)
+    bufs = [raw.storage(4), raw.storage(x.nbytes), raw.storage(y.nbytes)]
+    bg = raw.bind(pipe, bufs)
+
+    def raw_call():
+        q.write_buffer(bufs[0], 0, a)
+        q.write_buffer(bufs[1], 0, x)
+        q.write_buffer(bufs[2], 0, y)
+        enc = raw.device.create_command_encoder()
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(pipe)
+        cp.set_bind_group(0, bg)
+        cp.dispatch_workgroups(N // 64)
+        cp.end()
+        q.submit([enc.finish()])
+        return np.frombuffer(q.read_buffer(bufs[2], 0, y.nbytes), np.float32)
+
+    raw_ok = bool(np.allclose(raw_call(), want, rtol=1e-6))
+    base["raw_wgpu"] = Outcome(host_timing(raw_call, reps=reps, target_s=0.05),
+                               method="pipeline, buffers, bind group made once; per call 3 write_buffer, "
+                                      "1 submit, read_buffer", extra={"ok": raw_ok})
+    import wgpu.utils
+    from wgpu.utils.compute import compute_with_buffers
+
+    def cwb():
+        out = compute_with_buffers({0: a, 1: x, 2: y}, {2: (N, "f")}, RAW_SAXPY, n=N // 64)
+        return out[2]
+
+    cwb_ok = bool(np.allclose(np.asarray(cwb()), want, rtol=1e-6))
+    dev_name = wgpu.utils.get_default_device().adapter.info.get("device", "?")
+    base["raw_wgpu_cwb"] = Outcome(host_timing(cwb, reps=reps, target_s=0.05),
+                                   method=f"wgpu.utils.compute_with_buffers (default device: {dev_name})",
+                                   extra={"ok": cwb_ok})
+    if ctx.base.torch is not None:
+        torch = ctx.base.torch
+
+        def t_call():
+            ta = torch.from_numpy(a).cuda()
+            tx = torch.from_numpy(x).cuda()
+            ty = torch.from_numpy(y).cuda()
+            return torch.addcmul(ty, ta, tx).cpu()  # y + a*x, one kernel, .cpu() synchronizes
+
+        base["torch"] = Outcome(host_timing(t_call, reps=reps, target_s=0.05),
+                                method="3 host->device copies, torch.addcmul, .cpu()")
+    else:
+        base["torch"] = Outcome.missing(ctx.base.torch_note)
+    if ctx.base.cupy is not None:
+        cp_ = ctx.base.cupy
+        k = cp_.ElementwiseKernel("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y", "bench_saxpy")
+
+        def c_call():
+            ca, cx, cy = cp_.asarray(a), cp_.asarray(x), cp_.asarray(y)
+            return cp_.asnumpy(k(ca[0], cx, cy))
+
+        base["cupy"] = Outcome(host_timing(c_call, reps=reps, target_s=0.05),
+                               method="3 host->device copies, an ElementwiseKernel, cp.asnumpy")
+    else:
+        base["cupy"] = Outcome.missing(ctx.base.cupy_note)
+    for b in bufs:
+        b.destroy()
+    notes = [] if raw_ok and cwb_ok else ["a raw baseline returned a wrong result"]
+    return record(bench=NAME, name=f"saxpy n={N} dispatch()", metric="latency.round_trip",
+                  params={"n": N, "program": "saxpy"}, unit="µs", scale=1e6,
+                  vyre=Outcome(vy, method="backend.dispatch(program, [a, x, y]), wall clock per call"),
+                  baselines=base, check=check, notes=notes)
+
+
+def op_round_trip(ctx: Context) -> dict:
+    import vyre.ops
+
+    gpu = ctx.gpu
+    x = np.arange(N, dtype=np.float32)
+    y = np.ones(N, dtype=np.float32)
+    got = vyre.ops.zip_add(gpu, x, y)
+    check = {"ok": bool(np.array_equal(got, x + y)), "against": "numpy x + y"}
+    reps = _reps(ctx)
+    vy = host_timing(lambda: vyre.ops.zip_add(gpu, x, y), reps=reps, target_s=0.05)
+    base = {"numpy": Outcome(host_timing(lambda: x + y, reps=reps, target_s=0.05), method="x + y on the CPU")}
+    if ctx.base.torch is not None:
+        torch = ctx.base.torch
+        base["torch"] = Outcome(host_timing(lambda: (torch.from_numpy(x).cuda() + torch.from_numpy(y).cuda()).cpu(),
+                                            reps=reps, target_s=0.05),
+                                method="2 host->device copies, add, .cpu()")
+    else:
+        base["torch"] = Outcome.missing(ctx.base.torch_note)
+    return record(bench=NAME, name=f"vyre.ops.zip_add n={N}", metric="latency.round_trip.op",
+                  params={"n": N, "op": "zip.add"}, unit="µs", scale=1e6,
+                  vyre=Outcome(vy, method="vyre.ops.zip_add(backend, x, y) (run_pipeline), wall clock per call"),
+                  baselines=base, check=check)
+
+
+def run(ctx: Context):
+    yield round_trip(ctx)
+    yield op_round_trip(ctx)

@@ -1,0 +1,124 @@
+"""Upload and readback GB/s, through vyre's resident buffers, for 16 MiB to 1 GiB.
+
+vyre upload: ``upload_resident(handle, data)`` then ``flush()`` (the data is on the device
+when the clock stops); readback: ``download_resident(handle)`` (a numpy array).
+Baselines: raw wgpu-py ``queue.write_buffer`` + a fence (a 4-byte ``read_buffer``) and
+``queue.read_buffer`` (+ ``np.frombuffer``); torch ``torch.from_numpy(x).cuda()`` /
+``t.cpu()`` and cupy ``cp.asarray`` / ``cp.asnumpy`` (pageable host memory, synchronized);
+numpy: a host ``np.copyto`` of the same bytes (the host memory bandwidth, for scale).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._harness import Context, Outcome, host_timing, record
+
+NAME = "transfer"
+MiB = 1 << 20
+
+
+def sizes(ctx: Context) -> list[int]:
+    return [4 * MiB, 16 * MiB, 64 * MiB] if ctx.quick else [16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB]
+
+
+def plan(ctx: Context) -> int:
+    return 2 * len(sizes(ctx))
+
+
+def _label(nbytes: int) -> str:
+    return f"{nbytes // (1 << 30)} GiB" if nbytes >= 1 << 30 else f"{nbytes // MiB} MiB"
+
+
+def _reps(ctx: Context, nbytes: int) -> int:
+    return 3 if nbytes >= 256 * MiB else ctx.reps
+
+
+def measure(ctx: Context, nbytes: int):
+    gpu = ctx.gpu
+    data = np.arange(nbytes // 4, dtype=np.uint32).view(np.uint8)
+    reps = _reps(ctx, nbytes)
+    budget = 20.0
+    h = gpu.allocate_resident(nbytes, label="bench:transfer")
+    try:
+        def vyre_up():
+            gpu.upload_resident(h, data)
+            gpu.flush()
+
+        up = host_timing(vyre_up, reps=reps, inner=1, budget_s=budget)
+        down = host_timing(lambda: gpu.download_resident(h), reps=reps, inner=1, budget_s=budget)
+        back = gpu.download_resident(h)
+        ok = bool(np.array_equal(back, data))
+        del back
+    finally:
+        gpu.free_resident(h)
+    check = {"ok": ok, "against": "the uploaded bytes (round trip)"}
+
+    up_base: dict[str, Outcome] = {}
+    down_base: dict[str, Outcome] = {}
+    host = np.empty_like(data)
+    t = host_timing(lambda: np.copyto(host, data), reps=reps, inner=1, budget_s=budget)
+    up_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")
+    down_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")
+    del host
+
+    raw = ctx.base.raw
+    buf = raw.storage(nbytes)
+
+    def raw_up():
+        raw.queue.write_buffer(buf, 0, data)
+        raw.wait()
+
+    up_base["raw_wgpu"] = Outcome(host_timing(raw_up, reps=reps, inner=1, budget_s=budget),
+                                  method="queue.write_buffer + a 4-byte read_buffer fence")
+    down_base["raw_wgpu"] = Outcome(
+        host_timing(lambda: np.frombuffer(raw.queue.read_buffer(buf), np.uint8), reps=reps, inner=1, budget_s=budget),
+        method="queue.read_buffer + np.frombuffer")
+    buf.destroy()
+
+    if ctx.base.torch is not None:
+        torch = ctx.base.torch
+
+        def t_up():
+            t = torch.from_numpy(data).cuda()
+            torch.cuda.synchronize()
+            return t
+
+        dev = t_up()
+        up_base["torch"] = Outcome(host_timing(t_up, reps=reps, inner=1, budget_s=budget),
+                                   method="torch.from_numpy(x).cuda() + synchronize (pageable memory)")
+        down_base["torch"] = Outcome(host_timing(lambda: dev.cpu(), reps=reps, inner=1, budget_s=budget),
+                                     method="tensor.cpu() (pageable memory)")
+        del dev
+    else:
+        up_base["torch"] = down_base["torch"] = Outcome.missing(ctx.base.torch_note)
+    if ctx.base.cupy is not None:
+        cp = ctx.base.cupy
+
+        def c_up():
+            c = cp.asarray(data)
+            ctx.base.cupy_sync()
+            return c
+
+        dev = c_up()
+        up_base["cupy"] = Outcome(host_timing(c_up, reps=reps, inner=1, budget_s=budget),
+                                  method="cp.asarray(x) + synchronize (pageable memory)")
+        down_base["cupy"] = Outcome(host_timing(lambda: cp.asnumpy(dev), reps=reps, inner=1, budget_s=budget),
+                                    method="cp.asnumpy(x) (pageable memory)")
+        del dev
+    else:
+        up_base["cupy"] = down_base["cupy"] = Outcome.missing(ctx.base.cupy_note)
+    ctx.release()
+    params = {"bytes": nbytes}
+    lbl = _label(nbytes)
+    yield record(bench=NAME, name=f"upload {lbl}", metric="transfer.upload", params=params, unit="GB/s",
+                 vyre=Outcome(up, method="upload_resident + flush()"), baselines=up_base, work=nbytes, scale=1e9,
+                 check=check)
+    yield record(bench=NAME, name=f"readback {lbl}", metric="transfer.readback", params=params, unit="GB/s",
+                 vyre=Outcome(down, method="download_resident (into a new numpy array)"), baselines=down_base,
+                 work=nbytes, scale=1e9, check=check)
+
+
+def run(ctx: Context):
+    for n in sizes(ctx):
+        yield from measure(ctx, n)

@@ -1,0 +1,120 @@
+"""benches/: the harness runs end to end (quick, two families) and writes its JSON schema; the
+report renders markdown from a result file and evaluates the targets. No timed assertions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benches import report  # noqa: E402
+
+RECORD_KEYS = {"bench", "name", "metric", "params", "unit", "higher_is_better", "available", "baselines", "check",
+               "notes"}
+TIMED_KEYS = {"value", "best", "method", "time_s"}
+
+
+def _check_outcome(o: dict, *, baseline: bool) -> None:
+    if not o["available"]:
+        assert isinstance(o.get("note"), str) and o["note"]
+        return
+    assert TIMED_KEYS <= set(o), sorted(o)
+    assert o["value"] > 0 and o["best"] > 0
+    t = o["time_s"]
+    assert t["min"] <= t["median"] and len(t["samples"]) >= 1 and t["inner"] >= 1
+    assert all(s > 0 for s in t["samples"])
+    if baseline:
+        assert o["ratio"] > 0
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory, gpu):
+    # the gpu fixture decides skip (no adapter) or fail (CI); the run itself is a subprocess
+    out = tmp_path_factory.mktemp("bench") / "result.json"
+    env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                        if p])}
+    r = subprocess.run([sys.executable, "-m", "benches", "--quick", "--only", "latency,sequence", "--json", str(out),
+                        "--no-baselines", "torch,cupy"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return out, r.stdout
+
+
+def test_quick_run_writes_the_schema(quick_run):
+    path, stdout = quick_run
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == "vyre-bench/1"
+    assert doc["quick"] is True and doc["families"] == ["latency", "sequence"] and doc["failures"] == []
+    assert {"device", "backend_type", "adapter_type", "slug", "features", "limits"} <= set(doc["adapter"])
+    assert doc["vyre_version"] and doc["date"] and doc["host"]["python"]
+    assert doc["baselines"]["numpy"]["available"] and doc["baselines"]["raw_wgpu"]["available"]
+    metrics = {r["metric"] for r in doc["results"]}
+    assert {"latency.round_trip", "latency.round_trip.op", "sequence.per_dispatch", "sequence.gpu_per_dispatch",
+            "sequence.host_per_dispatch"} <= metrics
+    for rec in doc["results"]:
+        assert RECORD_KEYS <= set(rec), sorted(rec)
+        assert rec["bench"] in ("latency", "sequence")
+        assert rec["available"], rec
+        _check_outcome(rec, baseline=False)
+        for b in rec["baselines"].values():
+            _check_outcome(b, baseline=True)
+        assert rec["check"] is None or rec["check"]["ok"], rec["check"]
+    rt = next(r for r in doc["results"] if r["metric"] == "latency.round_trip")
+    assert {"raw_wgpu", "raw_wgpu_cwb", "numpy"} <= {k for k, b in rt["baselines"].items() if b["available"]}
+    assert not rt["baselines"]["torch"]["available"]  # turned off: n.a. with a note
+    seq = next(r for r in doc["results"] if r["metric"] == "sequence.per_dispatch")
+    assert seq["params"]["dispatches"] == 1000
+    ids = {t["id"]: t for t in doc["targets"]}
+    assert set(ids) == {t["id"] for t in report.TARGETS}
+    assert all(t["status"] in ("pass", "fail", "n.a.") for t in ids.values())
+    assert ids["sequence"]["status"] != "n.a." and ids["round_trip"]["status"] != "n.a."
+    assert ids["matmul_f32"]["status"] == "n.a."  # not run
+    assert "[  1/" in stdout and "| target |" in stdout  # progress lines and the targets table
+
+
+def test_report_renders_markdown(quick_run, tmp_path):
+    path, _ = quick_run
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "adapter.json").write_text(path.read_text())
+    out = tmp_path / "docs" / "performance.md"
+    assert report.main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
+    md = out.read_text()
+    doc = json.loads(path.read_text())
+    assert md.startswith("# Performance")
+    assert f"## {doc['adapter']['device']}" in md
+    assert "### Targets" in md and "| target | requirement | measured | status |" in md
+    assert "Single-dispatch round trip" in md and "Resident sequence: cost per dispatch" in md
+    assert "raw wgpu-py" in md and "quick sizes" in md
+
+
+def _rec(metric, value, unit="GB/s", n=1, baselines=None):
+    return {"bench": "x", "name": f"{metric} {n}", "metric": metric, "params": {"n": n}, "unit": unit,
+            "available": True, "value": value, "baselines": baselines or {}}
+
+
+def test_targets_pass_fail_and_na():
+    torch = lambda ratio: {"torch": {"available": True, "value": 1.0, "ratio": ratio}}  # noqa: E731
+    raw = lambda ratio: {"raw_wgpu": {"available": True, "value": 1.0, "ratio": ratio}}  # noqa: E731
+    doc = {"results": [
+        _rec("elementwise.bandwidth", 100, n=1 << 20, baselines=torch(0.5)),
+        _rec("elementwise.bandwidth", 100, n=1 << 26, baselines=torch(0.97)),  # the largest size counts
+        _rec("reduce.bandwidth", 100, baselines={"torch": {"available": False, "note": "no torch"}}),
+        _rec("transfer.upload", 25, n=1, baselines=raw(9)),
+        _rec("transfer.upload", 30, n=2, baselines=raw(7)),  # one size under 8x: fail
+        _rec("transfer.readback", 25, baselines=raw(10)),
+        _rec("sequence.per_dispatch", 3.5, unit="µs"),
+        _rec("latency.round_trip", 200, unit="µs"),
+        _rec("matmul.f32", 25, unit="TFLOP/s", n=2048),
+    ]}
+    got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
+    assert got == {"elementwise": "pass", "reduce": "n.a.", "upload": "fail", "readback": "pass", "sequence": "pass",
+                   "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a."}
