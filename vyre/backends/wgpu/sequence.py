@@ -48,14 +48,53 @@ class Prepared:
     total: int  # logical workgroups (0: nothing to run)
 
 
+_DEFAULT_CONFIG = DispatchConfig()  # frozen: shared by every step given without a grid
+
+
 def _step_config(extra, what: str) -> DispatchConfig:
-    if extra is None or isinstance(extra, DispatchConfig):
-        return extra or DispatchConfig()
+    if extra is None:
+        return _DEFAULT_CONFIG
+    if isinstance(extra, DispatchConfig):
+        return extra
     try:
         return DispatchConfig(grid=extra)
     except Exception as exc:
         raise DispatchError(f"{what}: invalid grid {extra!r}: {exc}",
                             fix="give the grid as an int or a tuple of up to three ints") from None
+
+
+def _memo_key(step):
+    """A cheap key for steps that must prepare identically within one call: the program and
+    handle objects (alive for the call, so their ids are unique) and the grid or config as
+    given. None when the step cannot be keyed (it is then prepared on its own)."""
+    try:
+        extra = step[2] if len(step) == 3 else None
+        key = (id(step[0]), tuple(map(id, step[1])),
+               id(extra) if isinstance(extra, DispatchConfig) else extra)
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+_PASS_CALLS = []
+
+
+def _pass_calls():
+    """wgpu-native's compute pass entry points, called directly on the hot path (set_pipeline,
+    set_bind_group, dispatch_workgroups): wgpu-py's wrappers add ~1 µs of Python per call
+    (error-capture proxy, an offsets array per set_bind_group). Pass errors still surface:
+    wgpu-native reports them when the encoder is finished, which raises. None when the
+    private entry points are not there (then the wgpu-py methods are used)."""
+    if not _PASS_CALLS:
+        try:
+            from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+            _PASS_CALLS.append((lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
+                                lib.wgpuComputePassEncoderDispatchWorkgroups, ffi.NULL))
+        except Exception:  # noqa: BLE001 - any other wgpu build: the public methods
+            _PASS_CALLS.append(None)
+    return _PASS_CALLS[0]
 
 
 class SequenceMixin:
@@ -97,14 +136,10 @@ class SequenceMixin:
             where = f"{what} {k}"
             if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
                 raise DispatchError(f"{where}: expected (program, handles) or (program, handles, grid), got {step!r:.200}")
-            config = _step_config(step[2] if len(step) == 3 else None, where)
-            try:
-                key = (id(step[0]), tuple(step[1]), config.grid, tuple(sorted(config.counts.items())))
-                hash(key)
-            except TypeError:
-                key = None
+            key = _memo_key(step)
             prepared = memo.get(key) if key is not None else None
             if prepared is None:
+                config = _step_config(step[2] if len(step) == 3 else None, where)
                 prepared = self._prepare(st, step[0], step[1], config, where)
                 if key is not None:
                     memo[key] = prepared
@@ -121,21 +156,54 @@ class SequenceMixin:
                 encoder.clear_buffer(buf, 0, size)
             tw = timer.writes(i == 0, i == last) if timer is not None else None
             cpass = encoder.begin_compute_pass(label=label, timestamp_writes=tw)
-            pipeline, bound = None, []
-            for p in steps:
-                if not p.total:
-                    continue
-                if p.compiled.pipeline is not pipeline:
-                    pipeline = p.compiled.pipeline
-                    cpass.set_pipeline(pipeline)
-                    bound = [None] * len(p.bind_groups)
-                for g, bg in enumerate(p.bind_groups):
-                    if bound[g] is not bg:
-                        cpass.set_bind_group(g, bg)
-                        bound[g] = bg
-                cpass.dispatch_workgroups(*p.workgroups)
-                n += 1
+            calls = _pass_calls()
+            handle = getattr(cpass, "_internal", None)
+            if calls is not None and handle is not None:
+                n += self._encode_steps_native(handle, steps, calls)
+            else:
+                n += self._encode_steps(cpass, steps)
             cpass.end()
+        return n
+
+    @staticmethod
+    def _encode_steps(cpass, steps) -> int:
+        """set_pipeline/set_bind_group only when they change, then dispatch_workgroups (wgpu-py methods)."""
+        n, pipeline, bound = 0, None, []
+        for p in steps:
+            if not p.total:
+                continue
+            if p.compiled.pipeline is not pipeline:
+                pipeline = p.compiled.pipeline
+                cpass.set_pipeline(pipeline)
+                bound = [None] * len(p.bind_groups)
+            for g, bg in enumerate(p.bind_groups):
+                if bound[g] is not bg:
+                    cpass.set_bind_group(g, bg)
+                    bound[g] = bg
+            cpass.dispatch_workgroups(*p.workgroups)
+            n += 1
+        return n
+
+    @staticmethod
+    def _encode_steps_native(handle, steps, calls) -> int:
+        """``_encode_steps`` through wgpu-native's entry points (the objects stay alive: ``steps`` holds
+        them until the pass ends, and the recorded commands keep their own references)."""
+        set_pipeline, set_bind_group, dispatch, null = calls
+        n, pipeline, bound = 0, None, []
+        for p in steps:
+            if not p.total:
+                continue
+            if p.compiled.pipeline is not pipeline:
+                pipeline = p.compiled.pipeline
+                set_pipeline(handle, pipeline._internal)
+                bound = [None] * len(p.bind_groups)
+            for g, bg in enumerate(p.bind_groups):
+                if bound[g] is not bg:
+                    set_bind_group(handle, g, bg._internal, 0, null)
+                    bound[g] = bg
+            x, y, z = p.workgroups
+            dispatch(handle, x, y, z)
+            n += 1
         return n
 
     def _submit_sequence(self, st, segments, reads, timed: bool, label: str, uploads=()):
