@@ -1,7 +1,9 @@
 """python -m benches.report [--results DIR] [--out MD] [--plot PNG]
 
 Regenerates docs/performance.md from every ``*.json`` result file in benches/results/
-(one section per adapter: the targets table, one table per metric, the scaling plot).
+(one section per adapter: the targets table, one table per metric, the scaling plot). With
+matplotlib it draws each adapter's scaling curves into docs/performance-<adapter>.png; without
+it, it embeds those already there, or else docs/performance.png (``python -m benches --plot``).
 Also home of the targets (issue 5, section 3), evaluated here and by ``python -m benches``.
 """
 
@@ -169,8 +171,8 @@ def metric_table(recs: list[dict]) -> list[str]:
         for k in r["baselines"]:
             if k not in keys:
                 keys.append(k)
-    lines = ["| case | vyre | " + " | ".join(BASELINE_NAMES.get(k, k) for k in keys) + " | check |",
-             "|---|---|" + "---|" * len(keys) + "---|"]
+    cols = ["case", "vyre"] + [BASELINE_NAMES.get(k, k) for k in keys] + ["check"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     methods: dict[str, set] = {"vyre": set()}
     notes: dict[str, set] = {}
     for r in recs:
@@ -187,9 +189,10 @@ def metric_table(recs: list[dict]) -> list[str]:
                 notes.setdefault(k, set()).add(b["note"])
         chk = r.get("check")
         c = "" if not chk else ("ok" if chk.get("ok") else "**FAILED**")
-        lines.append(f"| {r['name']} | {vy} | " + " | ".join(cells) + f" | {c} |")
+        lines.append("| " + " | ".join([r["name"], vy] + cells + [c]) + " |")
     lines.append("")
-    lines.append(f"Unit: {unit}; in parentheses: the ratio baseline time / vyre time (> 1: vyre is faster).")
+    lines.append(f"Unit: {unit}" + ("; in parentheses: the ratio baseline time / vyre time (> 1: vyre is faster)."
+                                    if keys else "."))
     for k, ms in methods.items():
         if ms:
             lines.append(f"- {BASELINE_NAMES.get(k, k)}: {'; '.join(sorted(ms))}")
@@ -255,7 +258,7 @@ def render(docs: list[dict], plots: dict[str, Path], latest_plot: Path | None) -
              "(add `--quick` on lavapipe or CI), then rerun the report.", "", METHOD, ""]
     if not docs:
         lines.append("No result files yet.")
-    if latest_plot is not None and latest_plot.exists():
+    if latest_plot is not None and latest_plot.exists() and not plots:  # else each section has its own
         lines += ["Scaling curves of the latest `--plot` run (the adapter is in the title):", "",
                   f"![scaling curves]({latest_plot.name})", ""]
     for d in docs:
