@@ -83,6 +83,8 @@ def main(argv=None) -> int:
                                        if d["available"] else f"n.a. ({d['note']})"), flush=True)
 
     mods = {f: importlib.import_module(f"benches.{f}") for f in families}
+    if args.quick:
+        H.WARM_S = 0.02
     ctx = H.Context(gpu=gpu, base=base, quick=args.quick, progress=H.Progress(0),
                     reps=args.reps or (5 if not args.quick else 3), target_s=0.02 if not args.quick else 0.01)
     ctx.progress.total = sum(m.plan(ctx) for m in mods.values())

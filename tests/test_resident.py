@@ -450,3 +450,33 @@ def test_vyre_exports_the_backend_with_resident_api():
     for name in ("allocate_resident", "dispatch_resident_sequence", "dispatch_resident_repeated_sequence",
                  "download_resident_ranges", "run_pipeline", "dispatch_async", "dispatch_timed"):
         assert callable(getattr(vyre.WgpuBackend, name)), name
+
+
+def test_download_into_caller_arrays(gpu):
+    data = np.arange(1000, dtype=np.float32)
+    h = gpu.allocate_resident(data.nbytes)
+    try:
+        gpu.upload_resident(h, data)
+        out = np.empty(1000, np.float32)
+        got = gpu.download_resident(h, out=out)
+        assert got is out
+        np.testing.assert_array_equal(out, data)
+        part = np.empty(16, np.uint8)
+        assert gpu.download_resident_range(h, 8, 16, out=part) is part
+        np.testing.assert_array_equal(part, data.view(np.uint8)[8:24])
+        a, b = gpu.download_resident_ranges([(h, 0, 8), (h, 4, 4)], outs=[np.empty(2, np.float32), None])
+        np.testing.assert_array_equal(a, data[:2])
+        np.testing.assert_array_equal(b, data.view(np.uint8)[4:8])
+        for bad in (np.empty(999, np.float32), np.empty(2000, np.float32)[::2], np.empty(1000, np.float32).T[None]):
+            if bad.nbytes == data.nbytes and bad.flags.c_contiguous:
+                continue
+            with pytest.raises(DispatchError):
+                gpu.download_resident(h, out=bad)
+        ro = np.empty(1000, np.float32)
+        ro.flags.writeable = False
+        with pytest.raises(DispatchError):
+            gpu.download_resident(h, out=ro)
+        with pytest.raises(DispatchError):
+            gpu.download_resident_ranges([h], outs=[])
+    finally:
+        gpu.free_resident(h)

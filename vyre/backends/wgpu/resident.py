@@ -268,24 +268,32 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
         self._stats.bump("resident_upload_maps")
         return True
 
-    def download_resident(self, handle: ResidentHandle) -> np.ndarray:
-        """The whole buffer as a uint8 array (use ``.view(dtype)``)."""
-        return self.download_resident_ranges([handle])[0]
+    def download_resident(self, handle: ResidentHandle, out: np.ndarray | None = None) -> np.ndarray:
+        """The whole buffer as a uint8 array (use ``.view(dtype)``), or written into ``out``.
 
-    def download_resident_range(self, handle: ResidentHandle, offset: int, nbytes: int) -> np.ndarray:
-        return self.download_resident_ranges([(handle, offset, nbytes)])[0]
+        ``out`` (any dtype, C-contiguous, writeable, exactly ``handle.nbytes`` bytes) is the fast
+        path for repeated reads: a reused array skips the page faults of fresh host memory,
+        which dominate large readbacks on some machines."""
+        return self.download_resident_ranges([handle], None if out is None else [out])[0]
 
-    def download_resident_ranges(self, ranges) -> list[np.ndarray]:
-        """Each ``(handle, offset, nbytes)`` (or whole ``handle``) as a uint8 array, in one readback."""
+    def download_resident_range(self, handle: ResidentHandle, offset: int, nbytes: int,
+                                out: np.ndarray | None = None) -> np.ndarray:
+        return self.download_resident_ranges([(handle, offset, nbytes)], None if out is None else [out])[0]
+
+    def download_resident_ranges(self, ranges, outs=None) -> list[np.ndarray]:
+        """Each ``(handle, offset, nbytes)`` (or whole ``handle``) as a uint8 array, in one readback.
+        ``outs`` (optional): one caller-owned array per range (None entries allocate), see
+        :meth:`download_resident`; those arrays are filled and returned."""
         with self._lock:
             st = self._ready()
             reads = [self._range(st, r, f"range {k}") for k, r in enumerate(ranges)]
+            targets = _check_outs(outs, reads)
             with self._gpu_guard():
                 encoder = self._device.create_command_encoder(label="vyre-resident-download")
                 layout, total = self._encode_reads(encoder, reads)
                 if total:
                     self._queue.submit([encoder.finish()])
-                return self._collect_reads(layout, total)
+                return self._collect_reads(layout, total, targets)
 
     def _encode_reads(self, encoder, reads):
         """Record copies of ``(buffer, offset, nbytes)`` into the readback staging buffer (any offset:
@@ -305,21 +313,28 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
                 encoder.copy_buffer_to_buffer(buf, start, rb, dst, span)
         return layout, pos
 
-    def _collect_reads(self, layout, total) -> list[np.ndarray]:
-        """Map the readback staging buffer once (waits for the submission) and copy each range out."""
+    def _collect_reads(self, layout, total, targets=None) -> list[np.ndarray]:
+        """Map the readback staging buffer once (waits for the submission) and copy each range out
+        (into ``targets[k]`` where given)."""
+        targets = targets or [None] * len(layout)
         if not total:
-            return [np.zeros(0, np.uint8) for _ in layout]
+            return [np.zeros(0, np.uint8) if t is None else t for t in targets]
         rb = self._staging.map_readback(total)
         out = []
         try:
-            for item in layout:
+            for item, target in zip(layout, targets):
                 if item is None:
-                    out.append(np.zeros(0, np.uint8))
+                    out.append(np.zeros(0, np.uint8) if target is None else target)
                     continue
                 pos, lead, n, span = item
                 mv = rb.read_mapped(pos, span, copy=False)
-                out.append(np.frombuffer(mv, np.uint8, count=n, offset=lead).copy())
-                del mv
+                src = np.frombuffer(mv, np.uint8, count=n, offset=lead)
+                if target is None:
+                    out.append(src.copy())
+                else:
+                    np.copyto(target.reshape(-1).view(np.uint8), src)
+                    out.append(target)
+                del src, mv
         finally:
             rb.unmap()
         self._stats.bump("bytes_read_back", sum(item[2] for item in layout if item is not None))
@@ -428,3 +443,23 @@ def _pad4(d: np.ndarray) -> np.ndarray:
     out = np.zeros(align(d.nbytes, 4), dtype=np.uint8)
     out[: d.nbytes] = d
     return out
+
+
+def _check_outs(outs, reads) -> list | None:
+    """Validate caller-owned readback targets before any GPU work."""
+    if outs is None:
+        return None
+    outs = list(outs)
+    if len(outs) != len(reads):
+        raise DispatchError(f"download: {len(reads)} range(s) but {len(outs)} output array(s)",
+                            fix="pass one output array (or None) per range")
+    for k, (o, (_, _, n)) in enumerate(zip(outs, reads)):
+        if o is None:
+            continue
+        if not isinstance(o, np.ndarray) or not o.flags.c_contiguous or not o.flags.writeable:
+            raise DispatchError(f"download: output {k} must be a writeable C-contiguous numpy array",
+                                fix="pass np.empty(nbytes, np.uint8) (or any dtype of that many bytes)")
+        if o.nbytes != n:
+            raise DispatchError(f"download: output {k} holds {o.nbytes} bytes, the range has {n}",
+                                fix=f"pass an array of exactly {n} bytes")
+    return outs
