@@ -480,3 +480,21 @@ def test_download_into_caller_arrays(gpu):
             gpu.download_resident_ranges([h], outs=[])
     finally:
         gpu.free_resident(h)
+
+
+def test_large_transfers_take_the_threaded_copy_path(gpu, monkeypatch):
+    from vyre.backends.wgpu import hostcopy
+
+    monkeypatch.setattr(hostcopy, "PARALLEL_MIN_BYTES", 1 << 12)
+    monkeypatch.setattr(hostcopy, "_threads", lambda: 3)  # chunks that do not divide the size evenly
+    monkeypatch.setattr(type(gpu), "resident_write_threshold", 0, raising=False)
+    data = np.random.default_rng(3).integers(0, 2**32, 300_001, dtype=np.uint64).astype(np.uint32)
+    h = gpu.allocate_resident(data.nbytes)
+    try:
+        gpu.upload_resident(h, data)
+        np.testing.assert_array_equal(gpu.download_resident(h).view(np.uint32), data)
+        out = np.empty_like(data)
+        gpu.download_resident(h, out=out)
+        np.testing.assert_array_equal(out, data)
+    finally:
+        gpu.free_resident(h)

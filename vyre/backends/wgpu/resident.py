@@ -30,6 +30,7 @@ from ..config import DispatchConfig
 from ..host import fold_grid, params_words, plan_resident
 from .device import translate_error
 from .pipeline_run import PipelineMixin
+from . import hostcopy
 from .sequence import Prepared, SequenceMixin, align, as_config
 
 _IDS = itertools.count(1)
@@ -258,7 +259,7 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
         copies, pos = [], 0
         try:
             for buf, offset, d in items:
-                stage.write_mapped(d, pos)
+                hostcopy.write_mapped(stage, d, pos)
                 copies.append((pos, buf, offset, d.nbytes))
                 pos += align(d.nbytes)
         finally:
@@ -329,11 +330,10 @@ class ResidentMixin(SequenceMixin, PipelineMixin):
                 pos, lead, n, span = item
                 mv = rb.read_mapped(pos, span, copy=False)
                 src = np.frombuffer(mv, np.uint8, count=n, offset=lead)
-                if target is None:
-                    out.append(src.copy())
-                else:
-                    np.copyto(target.reshape(-1).view(np.uint8), src)
-                    out.append(target)
+                dst = np.empty(n, np.uint8) if target is None else target.reshape(-1).view(np.uint8)
+                hostcopy.copy_bytes(dst, src)
+                out.append(dst if target is None else target)
+                del dst
                 del src, mv
         finally:
             rb.unmap()
