@@ -25,6 +25,7 @@ from ...errors import DeviceLostError
 from ...ir.types import Access
 from ..host import DispatchPlan, params_words, storage_to_host
 from .device import translate_error
+from .native import NativeEncoder, native_for
 from .pipelines import CompiledPipeline
 from .transfer import ALIGN, ResourceSet, align, as_bytes4
 
@@ -195,10 +196,17 @@ class ExecutorMixin:
             if pool.bytes <= pool.cap_bytes:
                 break
 
-    def _upload(self, jobs: list[Job], rsets: list[ResourceSet], encoder) -> None:
+    def _upload(self, jobs: list[Job], rsets: list[ResourceSet], encoder, nat=None) -> None:
         """Inputs: small ones by queue.write_buffer, large ones through the mapped staging buffer (copied
-        inside ``encoder``); then the params words that changed."""
+        inside ``encoder``); then the params words that changed. ``nat``: write through wgpu-native."""
         queue = self._queue
+        if nat is not None:
+            qh, write, from_buffer = queue._internal, nat.write, nat.from_buffer
+
+            def write_buffer(buf, _offset, d):
+                write(qh, buf._internal, 0, from_buffer(d), d.nbytes)
+        else:
+            write_buffer = queue.write_buffer
         items = [(rset.buffers[b.index], b.data) for job, rset in zip(jobs, rsets) for b in job.binds
                  if b.data is not None]
         total_in = sum(d.nbytes for _, d in items)
@@ -208,7 +216,7 @@ class ExecutorMixin:
             mapped = [(buf, d) for buf, d in items if d.nbytes >= self.upload_small_buffer]
             direct = [(buf, d) for buf, d in items if d.nbytes < self.upload_small_buffer]
         for buf, d in direct:
-            queue.write_buffer(buf, 0, d)
+            write_buffer(buf, 0, d)
         self._stats.bump("uploads_direct", len(direct))
         self._stats.bump("uploads_mapped", len(mapped))
         words_bytes = 0
@@ -219,7 +227,7 @@ class ExecutorMixin:
             words_bytes += w.nbytes
             if rset.last_words is None or not np.array_equal(rset.last_words, w):
                 rset.last_words = None
-                queue.write_buffer(rset.params, 0, w)
+                write_buffer(rset.params, 0, w)
                 rset.last_words = w
         if mapped:
             need = sum(align(d.nbytes, ALIGN) for _, d in mapped)
@@ -238,8 +246,14 @@ class ExecutorMixin:
 
     def _submit(self, jobs: list[Job], rsets: list[ResourceSet]) -> list[list[np.ndarray]]:
         label = jobs[0].label if len(jobs) == 1 else f"vyre:batch[{len(jobs)}]"
-        encoder = self._device.create_command_encoder(label=label)
-        self._upload(jobs, rsets, encoder)
+        nat = native_for(self._device, self._queue)
+        if nat is None:
+            return self._encode_submit_read(jobs, rsets, label, self._device.create_command_encoder(label=label), None)
+        with NativeEncoder(nat, self._device, label) as encoder:
+            return self._encode_submit_read(jobs, rsets, label, encoder, nat)
+
+    def _encode_submit_read(self, jobs, rsets, label, encoder, nat):
+        self._upload(jobs, rsets, encoder, nat)
         for job, rset in zip(jobs, rsets):
             for b in job.binds:
                 if b.clear:  # write-only: zero-initialised (the pooled buffer holds old data)
@@ -268,7 +282,11 @@ class ExecutorMixin:
                     offs.append(off)
                     off += align(b.nbytes, ALIGN)
                 offsets.append(offs)
-        self._queue.submit([encoder.finish()])
+        if nat is None:
+            self._queue.submit([encoder.finish()])
+        else:
+            encoder.finish().submit(self._queue)
+            encoder.release()
         self._stats.bump("dispatches", len(jobs))
         self._stats.bump("submits")
         for job in jobs:
@@ -281,21 +299,33 @@ class ExecutorMixin:
         rb = self._staging.map_readback(total_out)
         results = []
         try:
+            mem = self._staging.mapped_view(rb, total_out)  # one view of everything (None: per output)
             for job, offs in zip(jobs, offsets):
                 outs = []
                 for k, (b, off) in enumerate(zip(job.outputs, offs)):
-                    mv = rb.read_mapped(off, b.nbytes, copy=False) if b.nbytes else b""
-                    outs.append(job.to_host(k, mv))
+                    if not b.nbytes:
+                        mv = b""
+                    elif mem is not None:
+                        mv = mem[off:off + b.nbytes]
+                    else:
+                        mv = rb.read_mapped(off, b.nbytes, copy=False)
+                    outs.append(job.to_host(k, mv))  # copies: the mapping goes away below
                     del mv
                 results.append(outs)
+            del mem
         finally:
             rb.unmap()
         self._stats.bump("bytes_read_back", sum(b.nbytes for job in jobs for b in job.outputs))
         return results
 
     def _wait_idle(self) -> None:
-        """Wait for submitted work (``on_submitted_work_done_sync`` is broken in wgpu-py 0.32): clear a few
-        bytes of the readback buffer in a new submission and map it (mapping waits for that submission)."""
+        """Wait for submitted work (``on_submitted_work_done_sync`` is broken in wgpu-py 0.32). With wgpu-native:
+        one blocking device poll (it returns when the queue is empty). Otherwise clear a few bytes of the
+        readback buffer in a new submission and map it (mapping waits for that submission)."""
+        nat = native_for(self._device, self._queue)
+        if nat is not None:
+            nat.poll(self._device._internal, 1, nat.null)
+            return
         rb = self._staging.ensure_readback(16)
         enc = self._device.create_command_encoder(label="vyre-fence")
         enc.clear_buffer(rb, 0, 16)

@@ -43,6 +43,8 @@ class NativeCalls:
         self.null = ffi.NULL
         self.device_type, self.queue_type, self.buffer_type = _api.GPUDevice, _api.GPUQueue, _api.GPUBuffer
         self.from_c_string_view = _api.from_c_string_view
+        self._methods = (_api.GPUDevice.create_command_encoder, _api.GPUQueue.submit, _api.GPUQueue.write_buffer,
+                         _api.GPUBuffer.map_async)
         self.mapped = _api.enums.BufferMapState.mapped
         self.unmapped = _api.enums.BufferMapState.unmapped
         self.pending = _api.enums.BufferMapState.pending
@@ -56,6 +58,7 @@ class NativeCalls:
         self.write = _api.libf.wgpuQueueWriteBuffer
         self.poll = _api.libf.wgpuDevicePoll
         self.map_async = _api.libf.wgpuBufferMapAsync
+        self.mapped_range = _api.libf.wgpuBufferGetConstMappedRange
         self.begin_pass = lib.wgpuCommandEncoderBeginComputePass
         self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
         self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
@@ -90,7 +93,16 @@ class NativeCalls:
         return d
 
     def usable(self, device, queue) -> bool:
-        return type(device) is self.device_type and type(queue) is self.queue_type and bool(device._internal)
+        """``device`` and ``queue`` are plain wgpu-native objects whose wgpu-py methods nobody replaced (a test
+        or a profiler patching them sees every call through the wgpu-py path)."""
+        dt, qt = type(device), type(queue)
+        return (dt is self.device_type and qt is self.queue_type and bool(device._internal)
+                and dt.create_command_encoder is self._methods[0] and qt.submit is self._methods[1]
+                and qt.write_buffer is self._methods[2])
+
+    def can_map(self, buf) -> bool:
+        """``buf`` is a plain wgpu-native buffer whose map_async nobody replaced."""
+        return type(buf) is self.buffer_type and type(buf).map_async is self._methods[3]
 
 
 def native_calls() -> NativeCalls | None:
@@ -238,6 +250,9 @@ class NativeMapper:
         self._info.mode = nat.allow_process_events
         self._info.callback = _mapped
 
+    def usable(self, buf) -> bool:
+        return self._nat.can_map(buf)
+
     def map(self, device, buf, mode: int, size: int) -> None:
         """Map ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write) and wait for it."""
         nat = self._nat
@@ -271,6 +286,19 @@ class NativeMapper:
             buf._map_state = nat.unmapped
             raise RuntimeError(f"Could not map buffer ({status} : {message}).")
         self._set_mapped(buf, size, mode)
+
+    def view(self, buf, size: int):
+        """A uint8 numpy view of the first ``size`` bytes of ``buf``, mapped by :meth:`map` (valid until unmapped:
+        copy what you keep)."""
+        import numpy as np
+
+        nat = self._nat
+        if buf._map_state != nat.mapped or size > buf._mapped_status[1]:
+            raise RuntimeError("Can only read from a buffer if its mapped (over the range read).")
+        ptr = nat.mapped_range(buf._internal, 0, size)
+        if ptr == nat.null:
+            raise RuntimeError("wgpuBufferGetConstMappedRange returned NULL")
+        return np.frombuffer(nat.ffi.buffer(ptr, size), dtype=np.uint8)
 
     def _set_mapped(self, buf, size: int, mode: int) -> None:
         """What wgpu-py's own map handler sets (wgpu/backends/wgpu_native/_api.py, GPUBuffer.map_async)."""

@@ -121,7 +121,7 @@ class Staging:
         this thread (:class:`~.native.NativeMapper`: no promise, no poll-thread hand-off; ~100 µs less per
         map on lavapipe). Otherwise wgpu-py's map_async + a blocking poll here + wait."""
         mapper = self._mapper if self._mapper is not None else self._native_mapper()
-        if mapper:
+        if mapper and mapper.usable(buf):
             mapper.map(self.device, buf, int(_MODE_INT.get(mode, mode)), size)
             return
         promise = buf.map_async(mode, 0, size)
@@ -151,6 +151,14 @@ class Staging:
                 self._read_mode = wgpu.MapMode.READ
         self._map(buf, self._read_mode, size)
         return buf
+
+    def mapped_view(self, buf, nbytes: int):
+        """The first ``nbytes`` of ``buf`` (mapped for reading by :meth:`map_readback`) as one uint8 numpy view,
+        or None when maps do not go through wgpu-native (then use ``buf.read_mapped``). Valid until unmapped."""
+        mapper = self._mapper
+        if not mapper or not mapper.usable(buf):
+            return None
+        return mapper.view(buf, nbytes)
 
     def reset(self) -> None:
         """Drop both buffers (after an error that may have left one mapped)."""
