@@ -89,8 +89,18 @@ def _as_array(name: str, value) -> np.ndarray:
         raise DispatchError(f"input {name!r} is not an array: {exc}") from None
 
 
+#: Scalar non-bool types -> their numpy dtype: the ones whose host array is already in storage layout.
+_PLAIN = {d: d.numpy_dtype for d in DataType if d.lanes == 1 and d is not DataType.BOOL}
+
+
 def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
     """Check one host input against its declaration; return (storage array, element count)."""
+    if type(value) is np.ndarray and value.ndim == 1:  # fast path: already in storage layout
+        want = _PLAIN.get(decl.dtype)
+        if want is not None and value.dtype == want and value.flags.c_contiguous:
+            count = value.shape[0]
+            if decl.count is None or count == decl.count:
+                return value, count
     arr = _as_array(decl.name, value)
     d = decl.dtype
     want = d.numpy_dtype
@@ -132,6 +142,9 @@ def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
 def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
     """Turn storage bytes (or a storage-dtype array) back into the host array of ``count`` elements."""
     d = decl.dtype
+    want = _PLAIN.get(d)
+    if want is not None and type(raw) is np.ndarray and raw.ndim == 1:  # fast path: scalar, not bool
+        return raw.view(want)[:count].copy()
     flat = np.frombuffer(raw, dtype=storage_dtype(d)) if not isinstance(raw, np.ndarray) else raw.view(storage_dtype(d)).reshape(-1)
     n = count * d.storage_lanes
     flat = flat[:n]
@@ -208,35 +221,76 @@ def _finish_plan(program: Program, plans: list[BufferPlan], config: DispatchConf
     if config.grid is not None:
         grid = tuple(int(g) for g in config.grid)
     else:
-        outs = [p for p in plans if p.is_output]
-        basis = outs[0].count if outs else (plans[0].count if plans else 1)
+        basis = next((p.count for p in plans if p.is_output), plans[0].count if plans else 1)
         grid = default_grid(program, basis)
     return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+
+
+class _Layout:
+    """What planning needs of a program that does not depend on the inputs (computed once per program)."""
+
+    __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input")
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.decls = program.sorted_buffers
+        self.inputs = [d for d in self.decls if d.access.readable]  # == program.input_buffers
+        self.input_names = frozenset(d.name for d in self.inputs)
+        self.names = frozenset(d.name for d in program.buffers)
+        self.has_input = bool(self.inputs)
+        # per buffer in binding order: (decl, index, readable, element bytes, storage-size checked?)
+        self.specs = [(d, k, d.access.readable, d.dtype.element_nbytes, d.access is not Access.UNIFORM)
+                      for k, d in enumerate(self.decls)]
+
+
+_LAYOUTS: dict[int, tuple[Program, _Layout]] = {}
+_LAYOUTS_MAX = 1024
+_DEFAULT_CONFIG = DispatchConfig()
+
+
+def _layout(program: Program) -> _Layout:
+    """The program's :class:`_Layout`, cached by identity (the entry holds the program, so its id is not
+    reused while cached; programs are immutable)."""
+    hit = _LAYOUTS.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    lay = _Layout(program)
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:
+        for key in list(_LAYOUTS)[: _LAYOUTS_MAX // 2]:  # oldest first
+            _LAYOUTS.pop(key, None)
+    _LAYOUTS[id(program)] = (program, lay)
+    return lay
 
 
 def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None,
                   max_storage_bytes: int | None = None) -> DispatchPlan:
     """Check inputs against the program and size every buffer. Raises DispatchError."""
-    config = config or DispatchConfig()
-    values = _normalize_inputs(program, inputs)
+    config = config or _DEFAULT_CONFIG
+    lay = _layout(program)
+    if type(inputs) in (list, tuple) and len(inputs) == len(lay.inputs):
+        values = inputs  # the common case of _normalize_inputs (no copy needed: only read here)
+    else:
+        values = _normalize_inputs(program, inputs)
     staged: dict[str, tuple[np.ndarray, int]] = {}
-    for decl, value in zip(program.input_buffers, values):
+    for decl, value in zip(lay.inputs, values):
         staged[decl.name] = host_to_storage(decl, value)
-    unknown = sorted(set(config.counts) - {b.name for b in program.buffers})
-    if unknown:
-        raise DispatchError(f"DispatchConfig.counts names unknown buffer(s) {unknown}",
-                            fix="use names of the program's write buffers")
-    first_input_count = next(iter(staged.values()))[1] if staged else None
+    counts = config.counts
+    if counts:
+        unknown = sorted(set(counts) - lay.names)
+        if unknown:
+            raise DispatchError(f"DispatchConfig.counts names unknown buffer(s) {unknown}",
+                                fix="use names of the program's write buffers")
+    first_input_count = staged[lay.inputs[0].name][1] if lay.has_input else None
     plans: list[BufferPlan] = []
-    for k, decl in enumerate(program.sorted_buffers):
-        if decl.name in staged:
+    for decl, k, readable, elem, checked in lay.specs:
+        if readable:
             data, count = staged[decl.name]
         else:
             data = None
             if decl.count is not None:
                 count = decl.count
-            elif decl.name in config.counts:
-                count = int(config.counts[decl.name])
+            elif decl.name in counts:
+                count = int(counts[decl.name])
             elif first_input_count is not None:
                 count = first_input_count
             else:
@@ -246,8 +300,9 @@ def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None
                 )
             if count < 0:
                 raise DispatchError(f"count of {decl.name!r} must be >= 0, got {count}")
-        nbytes = storage_nbytes(decl.dtype, count)
-        _check_binding_size(decl, nbytes, max_storage_bytes)
+        nbytes = max(4, (count * elem + 3) // 4 * 4)  # storage_nbytes
+        if checked and max_storage_bytes is not None and nbytes > max_storage_bytes:
+            _check_binding_size(decl, nbytes, max_storage_bytes)
         plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=nbytes, data=data))
     return _finish_plan(program, plans, config)
 
