@@ -30,7 +30,7 @@ from .pipelines import CompiledPipeline
 from .transfer import ALIGN, ResourceSet, align, as_bytes4
 
 
-@dataclass
+@dataclass(slots=True)
 class Bind:
     """One buffer binding of a job."""
 
@@ -68,11 +68,18 @@ class Job:
 def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, label: str) -> Job:
     """The job of a planned program dispatch."""
     binds = []
+    outs = []
     for b in plan.buffers:
-        data = as_bytes4(b.data) if b.data is not None and b.data.nbytes else None
-        binds.append(Bind(index=b.index, nbytes=b.nbytes, data=data, clear=b.data is None and b.is_output,
-                          output=b.is_output, uniform=b.decl.access is Access.UNIFORM))
-    outs = plan.outputs
+        access = b.decl.access
+        out = access.writable
+        data = b.data
+        if data is None:  # write-only: zeroed before the dispatch
+            binds.append(Bind(b.index, b.nbytes, None, out, out, access is Access.UNIFORM))
+        else:
+            binds.append(Bind(b.index, b.nbytes, as_bytes4(data) if data.nbytes else None, False, out,
+                              access is Access.UNIFORM))
+        if out:
+            outs.append(b)
 
     def to_host(k: int, raw) -> np.ndarray:
         return storage_to_host(outs[k].decl, raw, outs[k].count)
@@ -131,31 +138,41 @@ class ExecutorMixin:
 
     def _ensure_resources(self, job: Job, rset: ResourceSet) -> None:
         """Give every binding of ``job`` a large enough pooled buffer; rebuild bind groups on change."""
-        pool = self._pool
         bufs = rset.buffers
         top = 1 + max((b.index for b in job.binds), default=-1)
         if len(bufs) < top:
             bufs.extend([None] * (top - len(bufs)))
-        storage_cap = int(self._limits["max-storage-buffer-binding-size"])
-        uniform_cap = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
         name = job.compiled.program_name
         for b in job.binds:
             cur = bufs[b.index]
             if cur is not None and cur.size >= max(16, align(b.nbytes, 16)):
                 continue
+            pool = self._pool
             if cur is not None:
                 pool.release(cur)
                 bufs[b.index] = None
-            kind = "uniform" if b.uniform else "storage"
-            bufs[b.index] = pool.acquire(kind, b.nbytes, uniform_cap if b.uniform else storage_cap,
+            if b.uniform:
+                cap = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
+            else:
+                cap = int(self._limits["max-storage-buffer-binding-size"])
+            bufs[b.index] = pool.acquire("uniform" if b.uniform else "storage", b.nbytes, cap,
                                          label=f"{name}.{b.index}")
         if job.words is not None and (rset.params is None or rset.params.size < job.words.nbytes):
+            pool = self._pool
             if rset.params is not None:
                 pool.release(rset.params)
                 rset.params = None
-            rset.params = pool.acquire("uniform", job.words.nbytes, uniform_cap, label=f"{name}._vyre")
+            rset.params = pool.acquire("uniform", job.words.nbytes,
+                                       int(self._limits.get("max-uniform-buffer-binding-size", 65536)),
+                                       label=f"{name}._vyre")
             rset.last_words = None
-        sizes = {b.index: max(4, align(b.nbytes, 4)) for b in job.binds} if job.exact else None
+        sizes = tuple(max(4, align(b.nbytes, 4)) for b in job.binds) if job.exact else None
+        # the same buffer objects (and bound sizes) as when the bind groups were last built: nothing to do
+        signature = (tuple(bufs), rset.params, sizes)
+        if rset.bound == signature:
+            return
+        rset.bound = None
+        sizes = {b.index: size for b, size in zip(job.binds, sizes)} if sizes is not None else None
         n_groups = len(job.compiled.groups)
         if len(rset.bind_groups) != n_groups:
             rset.bind_groups = [None] * n_groups
@@ -176,7 +193,8 @@ class ExecutorMixin:
                          for b, buf, size in entries])
             self._stats.bump("bind_groups_created")
             keys[g] = key
-        rset.bind_key = tuple(keys)
+            rset.bind_key = tuple(keys)
+        rset.bound = signature
 
     def _trim_pool(self, keep: set) -> None:
         """Over the pool's cap: destroy free buffers, then return the buffers of the least recently used
@@ -200,7 +218,7 @@ class ExecutorMixin:
         """Inputs: small ones by queue.write_buffer, large ones through the mapped staging buffer (copied
         inside ``encoder``); then the params words that changed. ``nat``: write through wgpu-native."""
         queue = self._queue
-        if nat is not None:
+        if nat is not None:  # inside the caller's nat.checked() region
             qh, write, from_buffer = queue._internal, nat.write, nat.from_buffer
 
             def write_buffer(buf, _offset, d):
@@ -225,10 +243,11 @@ class ExecutorMixin:
             if w is None:
                 continue
             words_bytes += w.nbytes
-            if rset.last_words is None or not np.array_equal(rset.last_words, w):
+            key = w.tobytes()
+            if rset.last_words != key:
                 rset.last_words = None
                 write_buffer(rset.params, 0, w)
-                rset.last_words = w
+                rset.last_words = key
         if mapped:
             need = sum(align(d.nbytes, ALIGN) for _, d in mapped)
             st = self._staging.map_upload(need)
@@ -248,11 +267,30 @@ class ExecutorMixin:
         label = jobs[0].label if len(jobs) == 1 else f"vyre:batch[{len(jobs)}]"
         nat = native_for(self._device, self._queue)
         if nat is None:
-            return self._encode_submit_read(jobs, rsets, label, self._device.create_command_encoder(label=label), None)
-        with NativeEncoder(nat, self._device, label) as encoder:
-            return self._encode_submit_read(jobs, rsets, label, encoder, nat)
+            encoder = self._device.create_command_encoder(label=label)
+            total_out, offsets = self._encode(jobs, rsets, label, encoder, None)
+            self._queue.submit([encoder.finish()])
+        else:
+            with nat.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
+                encoder = NativeEncoder(nat, self._device, label)
+                try:
+                    total_out, offsets = self._encode(jobs, rsets, label, encoder, nat)
+                    commands = encoder.finish()
+                finally:
+                    encoder.release()
+            with nat.checked():
+                commands.submit(self._queue)
+        self._stats.bump("dispatches", len(jobs))
+        self._stats.bump("submits")
+        for job in jobs:
+            job.compiled.uses += 1
+            self._use_clock += 1
+            job.compiled.last_used = self._use_clock
+        return self._read_results(jobs, total_out, offsets)
 
-    def _encode_submit_read(self, jobs, rsets, label, encoder, nat):
+    def _encode(self, jobs, rsets, label, encoder, nat) -> tuple[int, list[list[int]]]:
+        """Uploads, clears, the pass and the copies of the outputs into the readback buffer.
+        Returns (readback bytes, each job's output offsets in it)."""
         self._upload(jobs, rsets, encoder, nat)
         for job, rset in zip(jobs, rsets):
             for b in job.binds:
@@ -282,17 +320,10 @@ class ExecutorMixin:
                     offs.append(off)
                     off += align(b.nbytes, ALIGN)
                 offsets.append(offs)
-        if nat is None:
-            self._queue.submit([encoder.finish()])
-        else:
-            encoder.finish().submit(self._queue)
-            encoder.release()
-        self._stats.bump("dispatches", len(jobs))
-        self._stats.bump("submits")
-        for job in jobs:
-            job.compiled.uses += 1
-            self._use_clock += 1
-            job.compiled.last_used = self._use_clock
+        return total_out, offsets
+
+    def _read_results(self, jobs, total_out: int, offsets) -> list[list[np.ndarray]]:
+        """Wait for the submission and turn the readback buffer's bytes into each job's outputs."""
         if not total_out:
             self._wait_idle()
             return [[job.to_host(k, b"") for k in range(len(job.outputs))] for job in jobs]
@@ -314,7 +345,7 @@ class ExecutorMixin:
                 results.append(outs)
             del mem
         finally:
-            rb.unmap()
+            self._staging.unmap(rb)
         self._stats.bump("bytes_read_back", sum(b.nbytes for job in jobs for b in job.outputs))
         return results
 
@@ -324,7 +355,9 @@ class ExecutorMixin:
         readback buffer in a new submission and map it (mapping waits for that submission)."""
         nat = native_for(self._device, self._queue)
         if nat is not None:
-            nat.poll(self._device._internal, 1, nat.null)
+            handle, poll, null = self._device._internal, nat.poll, nat.null
+            with nat.checked():
+                nat.wait(self._device, lambda: poll(handle, 0, null), self._staging.spin_s)
             return
         rb = self._staging.ensure_readback(16)
         enc = self._device.create_command_encoder(label="vyre-fence")

@@ -1,29 +1,36 @@
 """wgpu-native's C entry points for the per-dispatch hot path (wgpu-py 0.32, ``wgpu_native`` backend).
 
 wgpu-py's wrappers cost Python time on every call (a descriptor struct and a wrapper object
-per encoder, pass and command buffer, an error-capture proxy, an offsets array per
+per encoder, pass and command buffer, an error-capture proxy per call, an offsets array per
 ``set_bind_group``), and its ``map_async`` builds a promise and a C callback per map and
 wakes the device's poll thread, which then polls concurrently with the thread that waits
 (a thread hand-off per readback). This module does the same work with fewer layers:
 
+* Errors: wgpu-native reports a validation error through the device's error callback while
+  the failing call runs. wgpu-py's ``libf`` brackets every call with its error handler's
+  ``capture``/``release`` and raises what was captured; here one :meth:`NativeCalls.checked`
+  region brackets a run of direct calls and raises the same wgpu exception types when it
+  ends (so ``translate_error`` sees what it always saw). Errors of recorded commands
+  surface when the encoder is finished, so a region ends right after ``finish`` and another
+  covers ``submit``.
 * :class:`NativeEncoder` / :class:`NativePass`: a command encoder and compute pass with the
-  few methods the executor uses, calling wgpu-native directly. Calls whose errors wgpu-native
-  reports immediately (creating the encoder, ``finish``, ``submit``, ``write_buffer``) go
-  through wgpu-py's error-capturing ``libf`` and raise like wgpu-py does; recording calls
-  (pass commands, copies, clears) are checked by wgpu-native when the encoder is finished,
-  which raises. Handles are released as soon as they are no longer needed.
-* :class:`NativeMapper`: ``wgpuBufferMapAsync`` with one reused C callback, then one blocking
-  ``wgpuDevicePoll`` in the calling thread (no promise, no poll thread). The buffer's
-  wgpu-py state is then set exactly as wgpu-py's own map handler sets it, so
-  ``read_mapped`` / ``write_mapped`` / ``unmap`` work unchanged.
+  few methods the executor uses. Handles are released as soon as they are no longer needed.
+* :class:`NativeMapper`: ``wgpuBufferMapAsync`` with one reused C callback, then the wait
+  in the calling thread (no promise, no poll thread): non-blocking ``wgpuDevicePoll`` calls
+  for up to :attr:`NativeMapper.spin_s` (a small job finishes within it, and spinning
+  skips the sleep/wake-up of a blocking wait: 154 -> 114 µs for a small round trip on
+  lavapipe), then blocking polls. The buffer's wgpu-py state is then set exactly as
+  wgpu-py's own map handler sets it, so ``read_mapped`` / ``write_mapped`` / ``unmap`` work
+  unchanged.
 
-:func:`native_calls` returns None when the wgpu-py build is not the one this was written
-for, or when the device or queue is not a plain wgpu-native object (a test double, say):
-callers then use the wgpu-py methods.
+:func:`native_for` returns None when the wgpu-py build is not the one this was written for,
+or when the device or queue is not a plain wgpu-native object, or one of the wgpu-py methods
+the fast path replaces was patched (a test double, a profiler): callers then use wgpu-py.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 _NATIVE: list = []
@@ -32,33 +39,64 @@ _NATIVE: list = []
 MAP_TIMEOUT_S = 120.0
 
 
+def _spin_default() -> float:
+    """Seconds of non-blocking polling before a wait blocks: ``VYRE_SPIN_WAIT_US`` (default 1000)."""
+    try:
+        return max(0.0, float(os.environ.get("VYRE_SPIN_WAIT_US", "1000")) * 1e-6)
+    except ValueError:
+        return 1e-3
+
+
+class _Checked:
+    """``with nat.checked():`` — direct calls inside; a wgpu error they reported is raised on exit."""
+
+    __slots__ = ("_nat",)
+
+    def __init__(self, nat: "NativeCalls"):
+        self._nat = nat
+
+    def __enter__(self):
+        self._nat.capture()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        err = self._nat.release()
+        if err is not None and (exc is None or isinstance(exc, Exception)):
+            raise err from exc
+        return False
+
+
 class NativeCalls:
     """The entry points, descriptor structs and wgpu-py types the fast path needs (one per process)."""
 
     def __init__(self):
-        from wgpu.backends.wgpu_native import _api
+        from wgpu.backends.wgpu_native import _api, _helpers
         from wgpu.backends.wgpu_native._ffi import ffi, lib
 
-        self.ffi, self.lib, self.libf = ffi, lib, _api.libf
+        self.ffi, self.lib = ffi, lib
         self.null = ffi.NULL
         self.device_type, self.queue_type, self.buffer_type = _api.GPUDevice, _api.GPUQueue, _api.GPUBuffer
         self.from_c_string_view = _api.from_c_string_view
         self._methods = (_api.GPUDevice.create_command_encoder, _api.GPUQueue.submit, _api.GPUQueue.write_buffer,
-                         _api.GPUBuffer.map_async)
+                         _api.GPUBuffer.map_async, _api.GPUBuffer.unmap)
+        self._handler = _api.error_handler
+        self._error_types = _helpers.ERROR_TYPES
+        self._gpu_error = _helpers.ERROR_TYPES[""]
+        self._checked = _Checked(self)
         self.mapped = _api.enums.BufferMapState.mapped
         self.unmapped = _api.enums.BufferMapState.unmapped
         self.pending = _api.enums.BufferMapState.pending
         self.map_success = int(lib.WGPUMapAsyncStatus_Success)
         self.allow_process_events = int(lib.WGPUCallbackMode_AllowProcessEvents)
         self.strlen = lib.WGPU_STRLEN
-        # entry points (the recording ones unwrapped; see the module docstring)
-        self.create_encoder = _api.libf.wgpuDeviceCreateCommandEncoder
-        self.finish = _api.libf.wgpuCommandEncoderFinish
-        self.submit = _api.libf.wgpuQueueSubmit
-        self.write = _api.libf.wgpuQueueWriteBuffer
-        self.poll = _api.libf.wgpuDevicePoll
-        self.map_async = _api.libf.wgpuBufferMapAsync
-        self.mapped_range = _api.libf.wgpuBufferGetConstMappedRange
+        self.create_encoder = lib.wgpuDeviceCreateCommandEncoder
+        self.finish = lib.wgpuCommandEncoderFinish
+        self.submit = lib.wgpuQueueSubmit
+        self.write = lib.wgpuQueueWriteBuffer
+        self.poll = lib.wgpuDevicePoll
+        self.map_async = lib.wgpuBufferMapAsync
+        self.mapped_range = lib.wgpuBufferGetConstMappedRange
+        self.unmap = lib.wgpuBufferUnmap
         self.begin_pass = lib.wgpuCommandEncoderBeginComputePass
         self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
         self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
@@ -74,7 +112,28 @@ class NativeCalls:
         # smoke test: the struct types exist with the fields used below
         self.descriptors("vyre")
         ffi.new("WGPUBufferMapCallbackInfo *").userdata1 = ffi.NULL
+        self.capture()
+        if self.release() is not None:  # pragma: no cover - nothing ran
+            raise RuntimeError("wgpu-py's error handler does not behave as expected")
 
+    # ---- errors ----------------------------------------------------------------------------
+    def capture(self) -> None:
+        """Start collecting wgpu errors of this thread's calls (what wgpu-py's ``libf`` does per call)."""
+        self._handler.capture("vyre-native")
+
+    def release(self):
+        """Stop collecting; the wgpu exception (GPUValidationError...) of the error reported meanwhile, or None."""
+        err = self._handler.release("vyre-native")
+        if err is None:
+            return None
+        kind, message = err
+        return self._error_types.get(kind, self._gpu_error)(message)
+
+    def checked(self) -> _Checked:
+        """A context manager: a run of direct calls whose reported error is raised at the end."""
+        return self._checked
+
+    # ---- misc ------------------------------------------------------------------------------
     def descriptors(self, label: str) -> tuple:
         """(encoder, pass, command buffer) descriptors carrying ``label`` (cached per label)."""
         d = self._labels.get(label)
@@ -96,13 +155,42 @@ class NativeCalls:
         """``device`` and ``queue`` are plain wgpu-native objects whose wgpu-py methods nobody replaced (a test
         or a profiler patching them sees every call through the wgpu-py path)."""
         dt, qt = type(device), type(queue)
+        m = self._methods
         return (dt is self.device_type and qt is self.queue_type and bool(device._internal)
-                and dt.create_command_encoder is self._methods[0] and qt.submit is self._methods[1]
-                and qt.write_buffer is self._methods[2])
+                and dt.create_command_encoder is m[0] and qt.submit is m[1] and qt.write_buffer is m[2])
 
     def can_map(self, buf) -> bool:
-        """``buf`` is a plain wgpu-native buffer whose map_async nobody replaced."""
-        return type(buf) is self.buffer_type and type(buf).map_async is self._methods[3]
+        """``buf`` is a plain wgpu-native buffer whose map_async/unmap nobody replaced."""
+        bt = type(buf)
+        return bt is self.buffer_type and bt.map_async is self._methods[3] and bt.unmap is self._methods[4]
+
+    def wait(self, device, done, spin_s: float) -> bool:
+        """Poll ``device`` until ``done()``: non-blocking polls for up to ``spin_s`` seconds, then blocking ones
+        (each returns when the queue is empty; a callback may also run in wgpu-py's poll thread, so
+        ``done()`` is checked between them). Raises after :data:`MAP_TIMEOUT_S`. Returns True when the
+        spinning was enough (no blocking poll was needed)."""
+        poll, handle, null = self.poll, device._internal, self.null
+        if spin_s > 0:
+            clock = time.perf_counter
+            end = clock() + spin_s
+            while True:
+                poll(handle, 0, null)
+                if done():
+                    return True
+                if clock() > end:
+                    break
+        poll(handle, 1, null)
+        if done():
+            return False
+        deadline = time.monotonic() + MAP_TIMEOUT_S
+        delay = 0.0
+        while not done():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"waiting for the GPU did not complete in {MAP_TIMEOUT_S:.0f} s: device lost?")
+            time.sleep(delay)
+            delay = min(0.001, delay * 2 + 1e-5)
+            poll(handle, 1, null)
+        return False
 
 
 def native_calls() -> NativeCalls | None:
@@ -151,8 +239,9 @@ class NativePass:
 
 
 class NativeEncoder:
-    """A command encoder with the methods the executor uses. ``finish()`` returns a :class:`NativeCommands`.
-    Use it as a context manager (or call :meth:`release`) so the handle is released on errors too."""
+    """A command encoder with the methods the executor uses. Create it, record and ``finish()`` inside one
+    ``nat.checked()`` region; ``finish()`` returns a :class:`NativeCommands`. Use it as a context manager
+    (or call :meth:`release`) so the handle is released on errors too."""
 
     __slots__ = ("_nat", "_h", "_desc")
 
@@ -187,7 +276,7 @@ class NativeEncoder:
 
 
 class NativeCommands:
-    """A finished command buffer; :meth:`submit` submits and releases it."""
+    """A finished command buffer; :meth:`submit` submits and releases it (inside a ``nat.checked()`` region)."""
 
     __slots__ = ("_nat", "_h")
 
@@ -216,22 +305,23 @@ class NativeCommands:
                 pass
 
 
-def write_buffer(nat: NativeCalls, queue, buffer, data, nbytes: int) -> None:
-    """``queue.write_buffer(buffer, 0, data)`` of a contiguous array of ``nbytes`` bytes (> 0)."""
-    nat.write(queue._internal, buffer._internal, 0, nat.from_buffer(data), nbytes)
-
-
 class NativeMapper:
-    """Maps buffers with wgpuBufferMapAsync and one blocking wgpuDevicePoll in the calling thread.
+    """Maps buffers with wgpuBufferMapAsync and waits in the calling thread (see the module docstring).
 
     One C callback serves every map; each map has a token (the callback's userdata), so a
     late callback of an abandoned map cannot be taken for the current one.
     """
 
-    def __init__(self, nat: NativeCalls):
+    def __init__(self, nat: NativeCalls, spin_s: float | None = None):
         self._nat = nat
+        #: Seconds of non-blocking polling before a wait blocks (``VYRE_SPIN_WAIT_US``, default 1000 µs).
+        self.spin_s = _spin_default() if spin_s is None else spin_s
         self._done: dict[int, tuple[int, str]] = {}
         self._seq = 0
+        #: Seconds the last wait took. Longer than the spin: the next wait blocks at once (a long job is
+        #: likely followed by another, and spinning through it only takes a core from the device when
+        #: the device is the CPU, as with lavapipe).
+        self._last_wait = 0.0
         ffi = nat.ffi
         done = self._done
         success = nat.map_success
@@ -268,12 +358,14 @@ class NativeMapper:
         buf._map_state = nat.pending
         issued = False
         try:
-            nat.map_async(buf._internal, mode, 0, size, info[0])
-            issued = True
-            if token not in done:
-                nat.poll(device._internal, 1, nat.null)
-            if token not in done:  # the callback ran in another thread (wgpu-py's poller) or has not yet
-                self._wait(device, token)
+            with nat.checked():
+                nat.map_async(buf._internal, mode, 0, size, info[0])
+                issued = True
+                if token not in done:
+                    spin = self.spin_s
+                    t0 = time.perf_counter()
+                    nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
+                    self._last_wait = time.perf_counter() - t0
         except BaseException:
             if not issued:
                 buf._map_state = nat.unmapped
@@ -288,8 +380,8 @@ class NativeMapper:
         self._set_mapped(buf, size, mode)
 
     def view(self, buf, size: int):
-        """A uint8 numpy view of the first ``size`` bytes of ``buf``, mapped by :meth:`map` (valid until unmapped:
-        copy what you keep)."""
+        """A uint8 numpy view of the first ``size`` bytes of ``buf``, mapped by :meth:`map` (valid until
+        :meth:`unmap`: copy what you keep)."""
         import numpy as np
 
         nat = self._nat
@@ -300,23 +392,23 @@ class NativeMapper:
             raise RuntimeError("wgpuBufferGetConstMappedRange returned NULL")
         return np.frombuffer(nat.ffi.buffer(ptr, size), dtype=np.uint8)
 
+    def unmap(self, buf) -> None:
+        """``buf.unmap()`` (what wgpu-py's unmap does, without its error proxy)."""
+        nat = self._nat
+        if buf._map_state != nat.mapped:
+            raise RuntimeError("Can only unmap a buffer if its currently mapped.")
+        with nat.checked():
+            nat.unmap(buf._internal)
+        buf._map_state = nat.unmapped
+        buf._mapped_status = (0, 0, 0)
+        buf._release_memoryviews()
+
     def _set_mapped(self, buf, size: int, mode: int) -> None:
         """What wgpu-py's own map handler sets (wgpu/backends/wgpu_native/_api.py, GPUBuffer.map_async)."""
         buf._map_state = self._nat.mapped
         buf._mapped_status = (0, size, mode)
         buf._mapped_memoryviews = []
 
-    def _wait(self, device, token: int) -> None:
-        nat, done = self._nat, self._done
-        deadline = time.monotonic() + MAP_TIMEOUT_S
-        delay = 0.0
-        while token not in done:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"mapping a buffer did not complete in {MAP_TIMEOUT_S:.0f} s: device lost?")
-            time.sleep(delay)
-            delay = min(0.001, delay * 2 + 1e-5)
-            nat.poll(device._internal, 1, nat.null)
-
 
 __all__ = ["NativeCalls", "NativeEncoder", "NativePass", "NativeCommands", "NativeMapper", "native_calls",
-           "native_for", "write_buffer", "MAP_TIMEOUT_S"]
+           "native_for", "MAP_TIMEOUT_S"]

@@ -44,6 +44,8 @@ def grow_size(need: int, cap: int | None) -> int:
 
 def as_bytes4(data: np.ndarray) -> np.ndarray:
     """A 1-D uint8 view of ``data`` padded with zeros to a multiple of 4 bytes (copy only when padding)."""
+    if type(data) is np.ndarray and data.ndim == 1 and data.flags.c_contiguous and not data.nbytes % 4:
+        return data.view(np.uint8)
     raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     if raw.nbytes % 4:
         padded = np.zeros(align(raw.nbytes, 4), dtype=np.uint8)
@@ -117,9 +119,9 @@ class Staging:
         return self._mapper
 
     def _map(self, buf, mode, size: int) -> None:
-        """Map and wait. With wgpu-native: map_async with a reused callback and one blocking device poll in
-        this thread (:class:`~.native.NativeMapper`: no promise, no poll-thread hand-off; ~100 µs less per
-        map on lavapipe). Otherwise wgpu-py's map_async + a blocking poll here + wait."""
+        """Map and wait. With wgpu-native: :class:`~.native.NativeMapper` (map_async with a reused callback,
+        then polls in this thread, spinning briefly before blocking: no promise, no poll-thread hand-off).
+        Otherwise wgpu-py's map_async + a blocking poll here + wait."""
         mapper = self._mapper if self._mapper is not None else self._native_mapper()
         if mapper and mapper.usable(buf):
             mapper.map(self.device, buf, int(_MODE_INT.get(mode, mode)), size)
@@ -160,6 +162,20 @@ class Staging:
             return None
         return mapper.view(buf, nbytes)
 
+    @property
+    def spin_s(self) -> float:
+        """Seconds a wait for the GPU polls without blocking first (see :class:`~.native.NativeMapper`)."""
+        mapper = self._mapper if self._mapper is not None else self._native_mapper()
+        return mapper.spin_s if mapper else 0.0
+
+    def unmap(self, buf) -> None:
+        """``buf.unmap()`` (through wgpu-native directly when it was mapped that way)."""
+        mapper = self._mapper
+        if mapper and mapper.usable(buf):
+            mapper.unmap(buf)
+        else:
+            buf.unmap()
+
     def reset(self) -> None:
         """Drop both buffers (after an error that may have left one mapped)."""
         for buf in (self.upload, self.readback):
@@ -195,9 +211,10 @@ class ResourceSet:
 
     buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
     params: object = None  # the hidden uniform buffer
-    last_words: object = None  # params last written (skip the write when unchanged)
+    last_words: object = None  # bytes of the params last written (skip the write when unchanged)
     bind_key: tuple = ()
     bind_groups: list = field(default_factory=list)
+    bound: object = None  # (buffers, params, exact sizes) the bind groups were last completed for
 
     def nbytes(self) -> int:
         total = sum(b.size for b in self.buffers if b is not None)
@@ -220,6 +237,7 @@ class ResourceSet:
         self.last_words = None
         self.bind_key = ()
         self.bind_groups = []
+        self.bound = None
 
 
 __all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "grow_size"]
