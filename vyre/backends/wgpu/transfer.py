@@ -3,12 +3,15 @@
 * :class:`Staging` owns one MAP_WRITE upload buffer and one MAP_READ readback buffer per
   device, grown (powers of two) when a dispatch needs more and reused otherwise.
   Readback copies every output into the readback buffer inside the dispatch's command
-  encoder, maps it once and reads it with ``read_mapped(copy=False)``.
+  encoder, maps it once and reads it through one mapped view (``read_mapped(copy=False)``
+  when maps do not go through wgpu-native). Maps go through :class:`~.native.NativeMapper`
+  (no promise, no poll-thread hand-off, a short spin before blocking).
 * Uploads: inputs of a dispatch whose total is above ``map_threshold`` bytes go through the
   mapped staging buffer (measured 5x faster than ``queue.write_buffer`` at 64 MiB on
   lavapipe); below it (and for buffers under ``small_buffer`` bytes) ``queue.write_buffer``
-  is used, because mapping costs a device round trip (~70-80 µs) that a 1 KiB write (~6 µs)
-  does not.
+  is used: one call per input, where the mapped path needs a map, an unmap and a copy per
+  input (mapping an idle staging buffer and unmapping it costs ~7 µs on lavapipe through
+  the native mapper, ~70-80 µs through wgpu-py's promise and poll thread).
 * :class:`ResourceSet` holds the device buffers of one job slot of a compiled pipeline (one
   per binding, taken from the buffer pool and exchanged for a larger one when too small)
   and the bind groups made from them, keyed by the exact buffer objects, so a repeated
