@@ -348,6 +348,7 @@ class WgpuBackend(ResidentMixin, AsyncMixin, CompileMixin, ExecutorMixin, BatchM
         input_binds = [job.binds[k] for k, b in enumerate(plan.buffers) if b.is_input]
         for bind in input_binds:
             bind.data = None
+        job.reuse = True  # the next runs prepare it (execute.Prepared)
         repeats = self._repeats
         if len(repeats) >= REPEAT_CAPACITY:
             for k in list(repeats)[: REPEAT_CAPACITY // 2]:

@@ -51,6 +51,8 @@ class Job:
     words: np.ndarray | None = None  # the hidden params uniform (None: the shader has none)
     exact: bool = False  # bind exactly nbytes (raw WGSL may use arrayLength) instead of the whole buffer
     label: str = "vyre"
+    reuse: bool = False  # run again with new input data (a remembered repeat dispatch): keep it `prepared`
+    prepared: "Prepared | None" = None
     outputs: list[Bind] = field(init=False)
 
     def __post_init__(self):
@@ -63,6 +65,28 @@ class Job:
     @property
     def out_bytes(self) -> int:
         return sum(align(b.nbytes, ALIGN) for b in self.outputs)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A reused single job in encoded form (wgpu-native handles): everything but the input data. Valid while
+    its job slot's buffers and bind groups (``rset.bound``) and the readback buffer are the ones it was made
+    from; ``keep`` holds the objects whose handles it uses."""
+
+    rset: ResourceSet
+    bound: object
+    readback: object
+    keep: tuple
+    writes: tuple  # (bind, buffer handle) of each bind that had data
+    params: object  # params buffer handle (None: no params)
+    clears: tuple  # (buffer handle, bytes)
+    pipeline: object
+    groups: tuple  # bind group handles, by group number
+    copies: tuple  # (buffer handle, readback offset, bytes)
+    outputs: tuple  # (output number, readback offset, bytes)
+    total_in: int
+    total_out: int
+    read_back: int
 
 
 def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, label: str) -> Job:
@@ -99,6 +123,10 @@ class ExecutorMixin:
 
     def _run_jobs(self, jobs: list[Job]) -> list[list[np.ndarray]]:
         """Run ``jobs`` in one submission; one list of outputs per job. Caller holds the lock."""
+        if len(jobs) == 1 and jobs[0].prepared is not None:
+            out = self._run_prepared(jobs[0])
+            if out is not None:
+                return out
         rsets: list[ResourceSet] = []
         try:
             slots: dict[int, int] = {}
@@ -111,22 +139,165 @@ class ExecutorMixin:
             self._trim_pool(keep={id(j.compiled) for j in jobs})
             results = self._submit(jobs, rsets)
             self._return_orphans(jobs)
+        except BaseException as exc:
+            self._job_failure(jobs, rsets, exc)
+        if len(jobs) == 1 and jobs[0].reuse:
+            jobs[0].prepared = self._prepare_job(jobs[0], rsets[0])
+        return results
+
+    def _job_failure(self, jobs: list[Job], rsets: list[ResourceSet], exc: BaseException):
+        """Clean up after a failed submission and raise ``exc`` as a vyre error."""
+        self._return_orphans(jobs)
+        self._staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
+        for r in rsets:
+            r.last_words = None
+        for job in jobs:
+            job.prepared = None
+        if not isinstance(exc, Exception):
+            raise exc
+        one = jobs[0].compiled if len(jobs) == 1 else None
+        err = translate_error(exc, stage="dispatch", wgsl=one.wgsl if one else None,
+                              program=one.program_name if one else None)
+        if isinstance(err, DeviceLostError):
+            self._mark_lost()
+        if err is exc:
+            raise exc
+        raise err from exc
+
+    def _prepare_job(self, job: Job, rset: ResourceSet) -> Prepared | None:
+        """The :class:`Prepared` form of ``job`` after it ran on ``rset`` (None: it needs the general path)."""
+        rb = self._staging.readback
+        total_in = sum(b.data.nbytes for b in job.binds if b.data is not None)
+        if (native_for(self._device, self._queue) is None or rset.bound is None or job.exact
+                or total_in > self.upload_map_threshold or job.compiled.rsets[0] is not rset):
+            return None
+        bufs = rset.buffers
+        writes = tuple((b, bufs[b.index]._internal) for b in job.binds if b.data is not None)
+        clears = tuple((bufs[b.index]._internal, max(4, align(b.nbytes, 4))) for b in job.binds if b.clear)
+        copies, outputs, off = [], [], 0
+        for k, b in enumerate(job.outputs):
+            if b.nbytes:
+                copies.append((bufs[b.index]._internal, off, b.nbytes))
+            outputs.append((k, off, b.nbytes))
+            off += align(b.nbytes, ALIGN)
+        if off and (rb is None or rb.size < off):
+            return None
+        params = rset.params._internal if job.words is not None and rset.params is not None else None
+        if job.words is not None and params is None:
+            return None
+        keep = (tuple(bufs), rset.params, tuple(rset.bind_groups), job.compiled.pipeline, rb)
+        return Prepared(rset=rset, bound=rset.bound, readback=rb, keep=keep, writes=writes, params=params,
+                        clears=clears, pipeline=job.compiled.pipeline._internal,
+                        groups=tuple(bg._internal for bg in rset.bind_groups), copies=tuple(copies),
+                        outputs=tuple(outputs), total_in=total_in, total_out=off,
+                        read_back=sum(b.nbytes for b in job.outputs))
+
+    def _encode_prepared(self, nat, job: Job, prep: Prepared):
+        """The writes and the encoder of a prepared job; returns (writes made, finished command buffer handle).
+        Runs inside a ``nat.checked()`` region."""
+        write, from_buffer, q, null = nat.write, nat.from_buffer, self._queue._internal, nat.null
+        rset = prep.rset
+        n_writes = 0
+        for b, handle in prep.writes:
+            d = b.data
+            if d is not None:
+                write(q, handle, 0, from_buffer(d), d.nbytes)
+                n_writes += 1
+        words = job.words
+        if words is not None:
+            key = words.tobytes()
+            if rset.last_words != key:
+                rset.last_words = None
+                write(q, prep.params, 0, from_buffer(words), words.nbytes)
+                rset.last_words = key
+        desc = nat.descriptors(job.label)
+        enc = nat.create_encoder(self._device._internal, desc[0])
+        try:
+            for handle, size in prep.clears:
+                nat.clear(enc, handle, 0, size)
+            cpass = nat.begin_pass(enc, desc[1])
+            try:
+                nat.set_pipeline(cpass, prep.pipeline)
+                for g, bg in enumerate(prep.groups):
+                    nat.set_bind_group(cpass, g, bg, 0, null)
+                x, y, z = job.workgroups
+                nat.dispatch(cpass, x, y, z)
+                nat.end_pass(cpass)
+            finally:
+                nat.release_pass(cpass)
+            rb = prep.readback._internal
+            for handle, off, n in prep.copies:
+                nat.copy(enc, handle, 0, rb, off, n)
+            return n_writes, nat.finish(enc, desc[2])
+        finally:
+            nat.release_encoder(enc)
+
+    def _run_prepared(self, job: Job) -> list[list[np.ndarray]] | None:
+        """Run a :class:`Prepared` job: the general path's calls for one job, straight through wgpu-native.
+        None (nothing done) when it went stale."""
+        prep = job.prepared
+        rset = prep.rset
+        nat = native_for(self._device, self._queue)
+        if (nat is None or rset.bound is not prep.bound or self._staging.readback is not prep.readback
+                or job.compiled.rsets[0] is not rset or prep.total_in > self.upload_map_threshold):
+            job.prepared = None
+            return None
+        try:
+            self._trim_pool(keep={id(job.compiled)})
+            if rset.bound is not prep.bound:  # the trim took this job's buffers
+                job.prepared = None
+                return None
+            words = job.words
+            commands = None
+            try:
+                with nat.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
+                    n_writes, commands = self._encode_prepared(nat, job, prep)
+            except BaseException:
+                if commands is not None:
+                    nat.release_commands(commands)
+                raise
+            q = self._queue._internal
+            with nat.checked():
+                try:
+                    nat.submit(q, 1, nat.ffi.new("WGPUCommandBuffer[1]", [commands]))
+                finally:
+                    nat.release_commands(commands)
+            stats = self._stats
+            stats.bump("uploads_direct", n_writes)
+            stats.bump("uploads_mapped", 0)
+            stats.bump("bytes_uploaded", prep.total_in + (words.nbytes if words is not None else 0))
+            stats.bump("dispatches")
+            stats.bump("submits")
+            job.compiled.uses += 1
+            self._use_clock += 1
+            job.compiled.last_used = self._use_clock
+            if not prep.total_out:
+                self._wait_idle()
+                results = [[job.to_host(k, b"") for k, _, _ in prep.outputs]]
+            else:
+                staging = self._staging
+                rb = staging.map_readback(prep.total_out)
+                try:
+                    mem = staging.mapped_view(rb, prep.total_out)
+                    outs = []
+                    for k, off, n in prep.outputs:
+                        if not n:
+                            mv = b""
+                        elif mem is not None:
+                            mv = mem[off:off + n]
+                        else:
+                            mv = rb.read_mapped(off, n, copy=False)
+                        outs.append(job.to_host(k, mv))  # copies: the mapping goes away below
+                        del mv
+                    del mem
+                finally:
+                    staging.unmap(rb)
+                stats.bump("bytes_read_back", prep.read_back)
+                results = [outs]
+            self._return_orphans([job])
             return results
         except BaseException as exc:
-            self._return_orphans(jobs)
-            self._staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
-            for r in rsets:
-                r.last_words = None
-            if not isinstance(exc, Exception):
-                raise
-            one = jobs[0].compiled if len(jobs) == 1 else None
-            err = translate_error(exc, stage="dispatch", wgsl=one.wgsl if one else None,
-                                  program=one.program_name if one else None)
-            if isinstance(err, DeviceLostError):
-                self._mark_lost()
-            if err is exc:
-                raise
-            raise err from exc
+            self._job_failure([job], [rset], exc)
 
     def _return_orphans(self, jobs: list[Job]) -> None:
         """Give back the buffers of pipelines that left the cache while their job ran (evicted or
