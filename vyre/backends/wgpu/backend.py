@@ -75,7 +75,8 @@ def _repeat_key(program, inputs) -> tuple | None:
 
 #: Counters stats() always reports (0 until they happen).
 _COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
-             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "lowerings", "validations",
+             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
+             "validations",
              "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt", "disk_cache_errors",
              "pool_releases", "invalidations")
 

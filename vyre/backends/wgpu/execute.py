@@ -89,6 +89,27 @@ class Prepared:
     read_back: int
 
 
+#: Read-only inputs up to this size are compared with what their buffer last received, and not written again
+#: when equal (constant weights, scalars, tables: the buffer is this job slot's alone and the shader cannot
+#: write a read-only binding, so it still holds them).
+SKIP_UNCHANGED_MAX = 64 << 10
+
+
+def unchanged_input(rset: ResourceSet, b: Bind, buf, d) -> bool:
+    """``d`` is what read-only binding ``b`` of ``rset`` last received in this very buffer."""
+    if b.output or d.nbytes > SKIP_UNCHANGED_MAX:
+        return False
+    last = rset.last_inputs.get(b.index)
+    return last is not None and last[0] is buf and last[1] == d.tobytes()
+
+
+def remember_input(rset: ResourceSet, b: Bind, buf, d) -> None:
+    """Record what ``buf`` received (after the write was issued)."""
+    if b.output or d.nbytes > SKIP_UNCHANGED_MAX:
+        return
+    rset.last_inputs[b.index] = (buf, d.tobytes())
+
+
 def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, label: str) -> Job:
     """The job of a planned program dispatch."""
     binds = []
@@ -151,6 +172,7 @@ class ExecutorMixin:
         self._staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
         for r in rsets:
             r.last_words = None
+            r.last_inputs.clear()
         for job in jobs:
             job.prepared = None
         if not isinstance(exc, Exception):
@@ -193,15 +215,22 @@ class ExecutorMixin:
                         read_back=sum(b.nbytes for b in job.outputs))
 
     def _encode_prepared(self, nat, job: Job, prep: Prepared):
-        """The writes and the encoder of a prepared job; returns (writes made, finished command buffer handle).
+        """The writes and the encoder of a prepared job; returns (writes made, writes skipped, finished command
+        buffer handle).
         Runs inside a ``nat.checked()`` region."""
         write, from_buffer, q, null = nat.write, nat.from_buffer, self._queue._internal, nat.null
         rset = prep.rset
-        n_writes = 0
+        n_writes = skipped = 0
+        bufs = rset.buffers
         for b, handle in prep.writes:
             d = b.data
             if d is not None:
+                buf = bufs[b.index]
+                if unchanged_input(rset, b, buf, d):
+                    skipped += 1
+                    continue
                 write(q, handle, 0, from_buffer(d), d.nbytes)
+                remember_input(rset, b, buf, d)
                 n_writes += 1
         words = job.words
         if words is not None:
@@ -228,7 +257,7 @@ class ExecutorMixin:
             rb = prep.readback._internal
             for handle, off, n in prep.copies:
                 nat.copy(enc, handle, 0, rb, off, n)
-            return n_writes, nat.finish(enc, desc[2])
+            return n_writes, skipped, nat.finish(enc, desc[2])
         finally:
             nat.release_encoder(enc)
 
@@ -251,7 +280,7 @@ class ExecutorMixin:
             commands = None
             try:
                 with nat.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
-                    n_writes, commands = self._encode_prepared(nat, job, prep)
+                    n_writes, skipped, commands = self._encode_prepared(nat, job, prep)
             except BaseException:
                 if commands is not None:
                     nat.release_commands(commands)
@@ -264,6 +293,7 @@ class ExecutorMixin:
                     nat.release_commands(commands)
             stats = self._stats
             stats.bump("uploads_direct", n_writes)
+            stats.bump("uploads_skipped", skipped)
             stats.bump("uploads_mapped", 0)
             stats.bump("bytes_uploaded", prep.total_in + (words.nbytes if words is not None else 0))
             stats.bump("dispatches")
@@ -396,17 +426,25 @@ class ExecutorMixin:
                 write(qh, buf._internal, 0, from_buffer(d), d.nbytes)
         else:
             write_buffer = queue.write_buffer
-        items = [(rset.buffers[b.index], b.data) for job, rset in zip(jobs, rsets) for b in job.binds
+        items = [(rset.buffers[b.index], b.data, b, rset) for job, rset in zip(jobs, rsets) for b in job.binds
                  if b.data is not None]
-        total_in = sum(d.nbytes for _, d in items)
+        total_in = sum(it[1].nbytes for it in items)
         mapped = []
         direct = items
         if total_in > self.upload_map_threshold:
-            mapped = [(buf, d) for buf, d in items if d.nbytes >= self.upload_small_buffer]
-            direct = [(buf, d) for buf, d in items if d.nbytes < self.upload_small_buffer]
-        for buf, d in direct:
+            mapped = [it for it in items if it[1].nbytes >= self.upload_small_buffer]
+            direct = [it for it in items if it[1].nbytes < self.upload_small_buffer]
+        skipped = 0
+        for buf, d, b, rset in direct:
+            if unchanged_input(rset, b, buf, d):
+                skipped += 1
+                continue
             write_buffer(buf, 0, d)
-        self._stats.bump("uploads_direct", len(direct))
+            remember_input(rset, b, buf, d)
+        for _, _, b, rset in mapped:
+            rset.last_inputs.pop(b.index, None)
+        self._stats.bump("uploads_direct", len(direct) - skipped)
+        self._stats.bump("uploads_skipped", skipped)
         self._stats.bump("uploads_mapped", len(mapped))
         words_bytes = 0
         for job, rset in zip(jobs, rsets):
@@ -420,11 +458,11 @@ class ExecutorMixin:
                 write_buffer(rset.params, 0, w)
                 rset.last_words = key
         if mapped:
-            need = sum(align(d.nbytes, ALIGN) for _, d in mapped)
+            need = sum(align(it[1].nbytes, ALIGN) for it in mapped)
             st = self._staging.map_upload(need)
             copies, off = [], 0
             try:
-                for buf, d in mapped:
+                for buf, d, _, _ in mapped:
                     st.write_mapped(d, off)
                     copies.append((off, buf, d.nbytes))
                     off += align(d.nbytes, ALIGN)

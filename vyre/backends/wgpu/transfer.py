@@ -215,6 +215,7 @@ class ResourceSet:
     buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
     params: object = None  # the hidden uniform buffer
     last_words: object = None  # bytes of the params last written (skip the write when unchanged)
+    last_inputs: dict = field(default_factory=dict)  # buffer index -> (buffer, bytes) of small read-only inputs
     bind_key: tuple = ()
     bind_groups: list = field(default_factory=list)
     bound: object = None  # (buffers, params, exact sizes) the bind groups were last completed for
@@ -238,6 +239,7 @@ class ResourceSet:
         self.buffers = []
         self.params = None
         self.last_words = None
+        self.last_inputs = {}
         self.bind_key = ()
         self.bind_groups = []
         self.bound = None
