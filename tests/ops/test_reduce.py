@@ -29,7 +29,9 @@ def test_known_values(backend):
     assert vyre.ops.reduce_max(backend, x) == 7
     assert vyre.ops.reduce_argmax(backend, x) == 2  # the first of the two 7s
     mean = vyre.ops.reduce_mean(backend, x)
-    assert mean.dtype == np.float32 and mean.shape == () and mean == np.float32(3.6)
+    assert mean.dtype == np.float32 and mean.shape == ()
+    # sum / n: WGSL division may be 2.5 ulp off (NVIDIA's is; lavapipe's is exact)
+    assert abs(float(mean) - 3.6) <= 3 * float(np.spacing(np.float32(3.6)))
 
 
 def test_axis_results_have_numpy_shapes(backend):
