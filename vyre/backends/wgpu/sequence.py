@@ -21,10 +21,7 @@ import numpy as np
 from ...errors import DispatchError
 from ..config import DispatchConfig
 from .timestamps import FEATURE, QueryPair, TimedDispatch, elapsed_ns, timestamp_period
-
-
-def align(n: int, a: int = 16) -> int:
-    return (n + a - 1) // a * a
+from .transfer import align  # noqa: F401  (re-exported for resident.py)
 
 
 def as_config(config) -> DispatchConfig:
