@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import vyre.ops
+from gpu_policy import skip_or_fail
 from vyre.errors import DispatchError
 from vyre.ir.types import DataType
 from vyre.ops.elementwise import _kernel
@@ -88,7 +89,7 @@ def test_bits_known_values(backend):
 
 def test_f16_on_the_gpu(gpu):
     if "shader-f16" not in gpu.features:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
     x = np.linspace(-4, 4, 64).astype(np.float16)
     out = vyre.ops.map_exp(gpu, x)
     assert out.dtype == np.float16
