@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..ir.types import pad3
+
 
 class DispatchConfig(BaseModel):
     """Options of one dispatch.
@@ -31,12 +33,7 @@ class DispatchConfig(BaseModel):
     @field_validator("grid", mode="before")
     @classmethod
     def _pad(cls, v):
-        if v is None:
-            return v
-        if isinstance(v, int):
-            return (v, 1, 1)
-        v = tuple(v)
-        return v + (1,) * (3 - len(v)) if len(v) < 3 else v
+        return None if v is None else pad3(v)
 
     @field_validator("grid")
     @classmethod

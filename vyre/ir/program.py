@@ -7,7 +7,7 @@ from functools import cached_property
 from pydantic import Field, field_validator
 
 from .nodes import Node, Stmt
-from .types import Access, DataType
+from .types import Access, DataType, pad3
 
 
 class BufferDecl(Node):
@@ -42,10 +42,7 @@ class Program(Node):
     @field_validator("workgroup_size", mode="before")
     @classmethod
     def _pad_wg(cls, v):
-        if isinstance(v, int):
-            return (v, 1, 1)
-        v = tuple(v)
-        return v + (1,) * (3 - len(v)) if len(v) < 3 else v
+        return pad3(v)
 
     # ---- buffer views ----------------------------------------------------
     @property

@@ -98,9 +98,6 @@ def stmt_head(s) -> str:
     return repr(s)
 
 
-node_to_text = expr_to_text
-
-
 def _block(stmts, indent: int, out: list[str]) -> None:
     pad = "    " * indent
     for s in stmts:
@@ -132,4 +129,4 @@ def program_to_text(p) -> str:
     return "\n".join(out)
 
 
-__all__ = ["expr_to_text", "stmt_head", "node_to_text", "program_to_text"]
+__all__ = ["expr_to_text", "stmt_head", "program_to_text"]

@@ -153,4 +153,12 @@ class Access(str, Enum):
         return self in (Access.READ_WRITE, Access.WRITE)
 
 
-__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES"]
+def pad3(v) -> tuple:
+    """An int or a 1-3 tuple as an (x, y, z) triple, missing dimensions 1 (workgroup sizes, grids)."""
+    if isinstance(v, int):
+        return (v, 1, 1)
+    v = tuple(v)
+    return v + (1,) * (3 - len(v)) if len(v) < 3 else v
+
+
+__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES", "pad3"]
