@@ -231,7 +231,7 @@ def test_import_does_not_touch_wgpu():
     code = ("import sys, vyre, vyre.backends.wgpu; vyre.WgpuBackend; "
             "assert 'wgpu' not in sys.modules, 'wgpu imported'; print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
 

@@ -38,7 +38,7 @@ from vyre.ops.api import execute
 from vyre.ops.pipeline import run_pipeline
 from vyre.ops.registry import all_ops, compare, get
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPS = all_ops()
 # (op id, witness name, params): witness inputs are regenerated per test (see _witness)
 CASES = [(spec.id, w.name, w.params) for spec in OPS for w in spec.witnesses()]

@@ -12,7 +12,7 @@ from vyre.errors import NoAdapterError
 
 from gpu_policy import skip_or_fail
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "runtime.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "runtime.md"
 
 
 def example_code() -> str:

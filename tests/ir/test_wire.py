@@ -24,7 +24,7 @@ from vyre.ir.types import Access, DataType
 from vyre.ir.validate import RULES, check
 from vyre.ir.wire import WIRE_FORMAT, WIRE_VERSION, fingerprint, from_wire, to_wire
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------- strategies
 names = st.one_of(

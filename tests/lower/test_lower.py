@@ -282,7 +282,7 @@ def test_deterministic_across_processes():
         "from vyre.lower import lower\n"
         "sys.stdout.write(lower(Program.from_wire(sys.stdin.buffer.read())).wgsl)\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for seed in ("0", "1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
         res = subprocess.run([sys.executable, "-c", code], input=p.to_wire(), capture_output=True, env=env,

@@ -17,7 +17,7 @@ from vyre.ir.builder import ProgramBuilder
 from vyre.ir.types import DataType
 from vyre.ops.pipeline import BufferSpec, Pipeline, Step, run_pipeline
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "resident.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "resident.md"
 U32 = np.uint32
 
 

@@ -21,7 +21,7 @@ from vyre.lower import LOWERING_VERSION
 
 from gpu_policy import skip_or_fail
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def backend(**kw):
