@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..base import Capabilities
+
 #: Limits reported in DeviceProfile.limits.
 KEY_LIMITS = (
     "max-storage-buffer-binding-size", "max-buffer-size", "max-uniform-buffer-binding-size",
@@ -69,6 +71,16 @@ class CapabilitiesMixin:
         info = self._choice.info
         lo, hi = info.get("subgroup_min_size"), info.get("subgroup_max_size")
         return (int(lo), int(hi)) if lo and hi else None
+
+    def capabilities(self) -> Capabilities:
+        """What this backend can do on this device (see :class:`vyre.backends.base.Capabilities`)."""
+        return Capabilities(
+            backend="wgpu", device=str(self._choice.info.get("device", "")), resident=True, native_pipelines=True,
+            timestamps=self.supports_timestamps(), f16=self.supports_f16(), subgroups=self.supports_subgroup_ops(),
+            async_dispatch=True, max_storage_buffer_bytes=self.max_storage_buffer_bytes(),
+            max_workgroups_per_dimension=self.max_compute_workgroups_per_dimension(),
+            max_workgroup_size=self.max_workgroup_size(),
+            max_invocations_per_workgroup=self.max_compute_invocations_per_workgroup())
 
     def device_profile(self) -> DeviceProfile:
         info = self._choice.info

@@ -28,6 +28,7 @@ from ...ir.program import Program
 from ...ir.types import Access
 from ..config import DispatchConfig
 from ..host import fold_grid, params_words, plan_resident
+from ..handles import ResidentHandle
 from .device import translate_error
 from .pipeline_run import PipelineMixin
 from . import hostcopy
@@ -37,16 +38,6 @@ _IDS = itertools.count(1)
 _OWNERS = itertools.count(1)
 BIND_CACHE_CAP = 1024
 PARAMS_CACHE_CAP = 256
-
-
-@dataclass(frozen=True)
-class ResidentHandle:
-    """A resident device buffer of ``nbytes`` bytes, valid on device generation ``generation``."""
-
-    id: int
-    nbytes: int
-    generation: int
-    owner: int = field(repr=False)
 
 
 @dataclass
