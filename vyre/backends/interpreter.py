@@ -1,0 +1,467 @@
+"""The reference interpreter: runs any valid Program on the CPU with numpy.
+
+It is the oracle every GPU result is compared with, so it follows the value semantics
+of docs/architecture.md exactly (see :mod:`vyre.backends.semantics`).
+
+Execution model
+---------------
+The logical grid is processed in chunks of whole workgroups (at most ``chunk_lanes``
+invocations each, in linear workgroup order). Inside a chunk every statement runs for all
+invocations ("lanes") at once:
+
+* a value is a numpy array with one entry per lane: shape ``(L,)`` for scalars, ``(L, n)``
+  for vectors. Values that are the same for every lane (literals, ``len``,
+  ``num_workgroups``, loop counters with uniform bounds...) stay of width 1 (``(1,)`` or
+  ``(1, n)``) and broadcast; the array's dtype and shape give the value's vyre type;
+* control flow uses boolean lane masks. Each statement takes the mask of active lanes and
+  returns the mask of lanes that fall through it: ``break``/``continue``/``return`` drop
+  lanes (``break``/``continue`` record them in the innermost loop's context);
+* memory is kept in the storage layout of :mod:`vyre.backends.host` (bool as u32 words,
+  vec3 padded to 4 components); workgroup arrays have one copy per workgroup of the chunk;
+* lockstep execution satisfies every barrier of a race-free program, so ``barrier`` is a
+  no-op; atomics give the result of running the active lanes one at a time in lane order.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import DispatchError
+from ..ir.nodes import BinOp, BuiltinName, UnOp
+from ..ir.program import Program
+from . import semantics as sem
+from .host import storage_dtype
+from .memory import Memory
+
+if TYPE_CHECKING:
+    from .reference import ReferenceBackend
+
+COMPACT_MIN_LANES = 2048  # loops over at least this many lanes ...
+COMPACT_RATIO = 4  # ... continue on a compacted copy once at most 1/4 of them are active
+
+
+@dataclass
+class _Loop:
+    brk: np.ndarray  # lanes that executed break
+    cont: np.ndarray  # lanes that executed continue in the current trip
+
+
+class Chunk:
+    """Executes the program for ``n_wg`` consecutive workgroups starting at ``wg_start``."""
+
+    def __init__(self, backend: "ReferenceBackend", program: Program, buffers: dict[str, Memory],
+                 grid: tuple[int, int, int], wg_start: int, n_wg: int):
+        self.program = program
+        self.grid = grid
+        self.wg_start = wg_start
+        self.n_wg = n_wg
+        self.inv = program.workgroup_invocations
+        self.L = n_wg * self.inv
+        self.max_iter = backend.max_loop_iterations
+        self.compact_min = backend.compact_min_lanes
+        self.lane = np.arange(self.L, dtype=np.int64)
+        self.wg_local = self.lane // self.inv
+        self.local = self.lane % self.inv
+        self.mem = dict(buffers)
+        for w in program.workgroup:
+            data = np.zeros(w.count * n_wg * w.dtype.storage_lanes, dtype=storage_dtype(w.dtype))
+            self.mem[w.name] = Memory(w.name, w.dtype, w.count, data, base=self.wg_local * w.count, copies=n_wg)
+        self.all = np.ones(self.L, dtype=bool)
+        self.none = np.zeros(self.L, dtype=bool)
+        self.none.setflags(write=False)
+        self.mask = self.all  # active lanes while evaluating expressions (atomics use it)
+        self.scopes: list[dict[str, np.ndarray]] = [{}]
+        self.loops: list[_Loop] = []
+        self._builtins: dict[tuple, np.ndarray] = {}
+
+    def run(self) -> None:
+        self.block(self.program.body, self.all)
+
+    # ---- helpers ----
+    def lookup_scope(self, name: str) -> dict[str, np.ndarray]:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope
+        raise DispatchError(f"program {self.program.name!r} uses undefined variable {name!r}",
+                            fix="validate the program: Program.validate_program()")
+
+    def merge(self, mask: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+        """``new`` on the lanes of ``mask``, ``old`` elsewhere."""
+        if mask is self.all:
+            return new
+        m = mask[:, None] if new.ndim == 2 or old.ndim == 2 else mask
+        return np.where(m, new, old)
+
+    def _same(self, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+        """Keep the identity of ``old`` when ``new`` holds the same lanes (fast paths use ``is``)."""
+        return old if np.array_equal(new, old) else new
+
+    def check_iterations(self, trips: int, node) -> None:
+        if trips > self.max_iter:
+            raise DispatchError(
+                f"a {node.kind} loop in program {self.program.name!r} ran more than {self.max_iter} iterations: "
+                "likely an infinite loop",
+                fix="check the loop condition, or raise ReferenceBackend(max_loop_iterations=...)",
+            )
+
+    # ---- statements: each returns the mask of lanes that fall through ----
+    def block(self, stmts, mask: np.ndarray) -> np.ndarray:
+        self.scopes.append({})
+        try:
+            for s in stmts:
+                new = getattr(self, "s_" + s.kind)(s, mask)
+                if new is not mask:
+                    if not new.any():
+                        return self.none
+                    mask = new
+        finally:
+            self.scopes.pop()
+        return mask
+
+    def eval_in(self, expr, mask: np.ndarray) -> np.ndarray:
+        self.mask = mask
+        return self.eval(expr)
+
+    def s_let(self, s, mask):
+        self.scopes[-1][s.name] = self.eval_in(s.value, mask)
+        return mask
+
+    def s_var(self, s, mask):
+        if s.value is None:
+            d = s.dtype
+            shape = (1, d.lanes) if d.is_vector else (1,)
+            value = np.zeros(shape, dtype=d.numpy_dtype)
+        else:
+            value = self.eval_in(s.value, mask)
+        self.scopes[-1][s.name] = value
+        return mask
+
+    def s_assign(self, s, mask):
+        value = self.eval_in(s.value, mask)
+        scope = self.lookup_scope(s.name)
+        scope[s.name] = self.merge(mask, value, scope[s.name])
+        return mask
+
+    def s_store(self, s, mask):
+        index = self.eval_in(s.index, mask)
+        value = self.eval_in(s.value, mask)
+        self.mem[s.buffer].store(index, value, mask)
+        return mask
+
+    def s_eval(self, s, mask):
+        self.eval_in(s.value, mask)
+        return mask
+
+    def s_barrier(self, s, mask):
+        return mask
+
+    def s_return(self, s, mask):
+        return self.none
+
+    def s_break(self, s, mask):
+        loop = self.loops[-1]
+        loop.brk = loop.brk | mask
+        return self.none
+
+    def s_continue(self, s, mask):
+        loop = self.loops[-1]
+        loop.cont = loop.cont | mask
+        return self.none
+
+    def s_if(self, s, mask):
+        cond = self.eval_in(s.cond, mask)
+        if cond.shape[0] == 1:  # uniform condition
+            return self.block(s.then if cond[0] else s.otherwise, mask)
+        m_then = mask & cond
+        m_else = mask & ~cond
+        if not m_else.any():
+            return self.block(s.then, mask)
+        if not m_then.any():
+            return self.block(s.otherwise, mask)
+        out = self.block(s.then, m_then) | self.block(s.otherwise, m_else)
+        return self._same(out, mask)
+
+    def s_while(self, s, mask):
+        return self._loop(s, mask, None)
+
+    def s_for(self, s, mask):
+        start = self.eval_in(s.start, mask)
+        step = np.array([s.step]).astype(start.dtype)  # wraps for u32 with a negative step
+        self.scopes.append({s.var: start})
+        try:
+            return self._loop(s, mask, step)
+        finally:
+            self.scopes.pop()
+
+    def _loop(self, s, mask, step):
+        """While loop, or for loop when ``step`` is given (its variable is in the top scope)."""
+        loop = _Loop(brk=self.none, cont=self.none)
+        self.loops.append(loop)
+        try:
+            done = self._trips(s, step, loop, mask, 0)
+        finally:
+            self.loops.pop()
+        return self._same(done | loop.brk, mask)
+
+    def _trips(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
+        """Run the trips of a loop from the condition check on; return the lanes whose condition failed."""
+        is_for = step is not None
+        scope = self.scopes[-1]
+        done = self.none
+        while True:
+            if self.L >= self.compact_min and np.count_nonzero(active) * COMPACT_RATIO <= self.L:
+                return done | self._compacted(s, step, loop, active, trips)
+            if is_for:
+                v = scope[s.var]
+                end = self.eval_in(s.end, active)
+                cond = (v > end) if s.step < 0 else (v < end)
+            else:
+                cond = self.eval_in(s.cond, active)
+            if cond.shape[0] == 1:  # uniform condition
+                if not cond[0]:
+                    return done | active
+            else:
+                failed = active & ~cond
+                if failed.any():
+                    done = done | failed
+                    active = active & cond
+                    if not active.any():
+                        return done
+            trips += 1
+            self.check_iterations(trips, s)
+            loop.cont = self.none
+            fall = self.block(s.body, active)
+            if loop.cont.any():
+                fall = fall | loop.cont
+            if fall is not active:
+                fall = self._same(fall, active)
+            active = fall
+            if not active.any():
+                return done
+            if is_for:
+                scope[s.var] = self.merge(active, self.arith(BinOp.ADD, scope[s.var], step), scope[s.var])
+
+    # ---- lane compaction: divergent loops continue on the few lanes still running ----
+    def _compacted(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
+        idx = np.flatnonzero(active)
+        sub = self._subset(idx)
+        origin = [dict(scope) for scope in sub.scopes]
+        sub_loop = _Loop(brk=sub.none, cont=sub.none)
+        sub.loops.append(sub_loop)
+        sub_done = sub._trips(s, step, sub_loop, sub.all, trips)
+        # write back the variables the loop changed (scopes opened inside the loop are gone)
+        for scope, sub_scope, orig in zip(self.scopes, sub.scopes, origin):
+            for name, value in sub_scope.items():
+                if value is orig[name]:
+                    continue
+                old = scope[name]
+                full = np.broadcast_to(old, (self.L,) + old.shape[1:]).copy()
+                full[idx] = value
+                scope[name] = full
+        loop.brk = loop.brk | self._scatter(sub_loop.brk, idx)
+        return self._scatter(sub_done, idx)
+
+    def _scatter(self, sub_mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.L, dtype=bool)
+        out[idx] = sub_mask
+        return out
+
+    def _subset(self, idx: np.ndarray) -> "Chunk":
+        """An executor for the lanes ``idx`` of this one: same memory, gathered variables."""
+        take = lambda v: v if v.shape[0] == 1 else v[idx]  # noqa: E731
+        sub = object.__new__(Chunk)
+        sub.__dict__.update(self.__dict__)
+        sub.L = idx.size
+        sub.lane = self.lane[idx]
+        sub.wg_local = self.wg_local[idx]
+        sub.local = self.local[idx]
+        sub.mem = dict(self.mem)
+        for w in self.program.workgroup:
+            m = copy.copy(self.mem[w.name])
+            m.base = m.base[idx]
+            sub.mem[w.name] = m
+        sub.all = np.ones(sub.L, dtype=bool)
+        sub.none = np.zeros(sub.L, dtype=bool)
+        sub.none.setflags(write=False)
+        sub.mask = sub.all
+        sub.scopes = [{k: take(v) for k, v in scope.items()} for scope in self.scopes]
+        sub.loops = []
+        sub._builtins = {k: take(v) for k, v in self._builtins.items()}
+        return sub
+
+    # ---- expressions ----
+    def eval(self, e) -> np.ndarray:
+        return getattr(self, "e_" + e.kind)(e)
+
+    def e_lit(self, e):
+        return np.array([e.value], dtype=e.dtype.numpy_dtype)
+
+    def e_var(self, e):
+        return self.lookup_scope(e.name)[e.name]
+
+    def e_load(self, e):
+        return self.mem[e.buffer].load(self.eval(e.index))
+
+    def e_len(self, e):
+        return np.array([self.mem[e.buffer].count], dtype=np.uint32)
+
+    def e_builtin(self, e):
+        key = (e.name, e.axis)
+        if key not in self._builtins:
+            self._builtins[key] = self._builtin(e.name, e.axis)
+        return self._builtins[key]
+
+    def _builtin(self, name: BuiltinName, axis: int | None) -> np.ndarray:
+        gx, gy, _ = self.grid
+        wx, wy, _ = self.program.workgroup_size
+        w = self.wg_start + self.wg_local
+        l = self.local
+        if name is BuiltinName.NUM_WORKGROUPS:
+            return np.array([self.grid[axis]], dtype=np.uint32)
+        if name is BuiltinName.LOCAL_INDEX:
+            v = l
+        elif name is BuiltinName.GLOBAL_INDEX:
+            v = w * self.inv + l
+        else:
+            wid = (w % gx, (w // gx) % gy, w // (gx * gy))[axis]
+            lid = (l % wx, (l // wx) % wy, l // (wx * wy))[axis]
+            if name is BuiltinName.WORKGROUP_ID:
+                v = wid
+            elif name is BuiltinName.LOCAL_ID:
+                v = lid
+            else:  # GLOBAL_ID
+                v = wid * self.program.workgroup_size[axis] + lid
+        return v.astype(np.uint32)  # wraps like u32 arithmetic on the GPU
+
+    def e_unary(self, e):
+        x = self.eval(e.arg)
+        op = e.op
+        fn = _UNARY.get(op)
+        if fn is not None:
+            return fn(x)
+        if op is UnOp.NEG:
+            return sem.float_op(np.negative, x) if x.dtype.kind == "f" else np.negative(x)
+        if op is UnOp.NOT:
+            return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+        if op is UnOp.ABS:
+            if x.dtype == np.uint32:
+                return x
+            return np.abs(x)  # i32::MIN stays i32::MIN
+        raise DispatchError(f"unknown unary operator {op}")  # pragma: no cover
+
+    def e_binary(self, e):
+        a = self.eval(e.lhs)
+        b = self.eval(e.rhs)
+        op = e.op
+        cmp = _COMPARE.get(op)
+        if cmp is not None:
+            return cmp(a, b)
+        if op is BinOp.AND:
+            return np.logical_and(a, b)
+        if op is BinOp.OR:
+            return np.logical_or(a, b)
+        if op is BinOp.SHL:
+            return sem.shl(a, b)
+        if op is BinOp.SHR:
+            return sem.shr(a, b)
+        if op is BinOp.BIT_AND:
+            return a & b
+        if op is BinOp.BIT_OR:
+            return a | b
+        if op is BinOp.BIT_XOR:
+            return a ^ b
+        return self.arith(op, a, b)
+
+    def arith(self, op: BinOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.ndim != b.ndim:  # scalar with vector: broadcast the scalar over the components
+            a = a[:, None] if a.ndim == 1 else a
+            b = b[:, None] if b.ndim == 1 else b
+        if a.dtype.kind == "f":
+            if op is BinOp.REM:
+                return sem.float_rem(a, b)
+            return sem.float_op(_FLOAT_ARITH[op], a, b)
+        if op is BinOp.DIV:
+            return sem.int_div(a, b)
+        if op is BinOp.REM:
+            return sem.int_rem(a, b)
+        return _INT_ARITH[op](a, b)  # numpy wraps u32/i32 arrays
+
+    def e_select(self, e):
+        c = self.eval(e.cond)
+        t = self.eval(e.if_true)
+        f = self.eval(e.if_false)
+        if t.ndim == 2:
+            c = c[:, None]
+        return np.where(c, t, f)
+
+    def e_cast(self, e):
+        return sem.cast(self.eval(e.arg), e.dtype)
+
+    def e_bitcast(self, e):
+        return sem.bitcast(self.eval(e.arg), e.dtype)
+
+    def e_fma(self, e):
+        a, b, c = (self.eval(x) for x in (e.a, e.b, e.c))
+        return sem.fma(a, b, c)
+
+    def e_atomic(self, e):
+        index = self.eval(e.index)
+        value = None if e.value is None else self.eval(e.value)
+        expected = None if e.expected is None else self.eval(e.expected)
+        return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
+
+    def e_vec(self, e):
+        args = [self.eval(a) for a in e.args]
+        n = e.dtype.lanes
+        if len(args) == 1:
+            return np.repeat(args[0][:, None], n, axis=1)
+        return np.stack(np.broadcast_arrays(*args), axis=1)
+
+    def e_extract(self, e):
+        return self.eval(e.arg)[:, e.lane]
+
+
+_UNARY = {
+    UnOp.SQRT: lambda x: sem.float_op(np.sqrt, x),
+    UnOp.INVERSE_SQRT: sem.inverse_sqrt,
+    UnOp.EXP: lambda x: sem.float_op(np.exp, x),
+    UnOp.EXP2: lambda x: sem.float_op(np.exp2, x),
+    UnOp.LOG: lambda x: sem.float_op(np.log, x),
+    UnOp.LOG2: lambda x: sem.float_op(np.log2, x),
+    UnOp.SIN: lambda x: sem.float_op(np.sin, x),
+    UnOp.COS: lambda x: sem.float_op(np.cos, x),
+    UnOp.TAN: lambda x: sem.float_op(np.tan, x),
+    UnOp.TANH: lambda x: sem.float_op(np.tanh, x),
+    UnOp.FLOOR: lambda x: sem.float_op(np.floor, x),
+    UnOp.CEIL: lambda x: sem.float_op(np.ceil, x),
+    UnOp.ROUND: sem.round_half_even,
+    UnOp.TRUNC: lambda x: sem.float_op(np.trunc, x),
+    UnOp.FRACT: sem.fract,
+    UnOp.SIGN: sem.sign,
+    UnOp.COUNT_ONES: sem.count_ones,
+    UnOp.REVERSE_BITS: sem.reverse_bits,
+    UnOp.COUNT_LEADING_ZEROS: sem.count_leading_zeros,
+    UnOp.COUNT_TRAILING_ZEROS: sem.count_trailing_zeros,
+}
+
+_COMPARE = {
+    BinOp.EQ: np.equal, BinOp.NE: np.not_equal, BinOp.LT: np.less, BinOp.LE: np.less_equal,
+    BinOp.GT: np.greater, BinOp.GE: np.greater_equal,
+}
+
+_FLOAT_ARITH = {
+    BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.DIV: np.divide,
+    BinOp.MIN: np.minimum, BinOp.MAX: np.maximum, BinOp.POW: np.power,
+}
+
+_INT_ARITH = {
+    BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.MIN: np.minimum,
+    BinOp.MAX: np.maximum,
+}
+
+
+__all__ = ["Chunk", "COMPACT_MIN_LANES", "COMPACT_RATIO"]
