@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import vyre.ops
+from vyre.backends.host import pack_bytes
 from vyre.errors import DispatchError
 from vyre.ops.hash import crc32
-from vyre.ops.pipeline import pack_bytes
 from vyre.ops.registry import get
 
 

@@ -7,9 +7,9 @@ import pytest
 
 import vyre.ops
 from gpu_policy import skip_or_fail
+from vyre.backends.schedule import run_pipeline
 from vyre.errors import DispatchError
 from vyre.ops.linalg import _gemm
-from vyre.ops.pipeline import run_pipeline
 from vyre.ops.registry import compare, get
 
 BACKENDS = ["reference", "gpu"]

@@ -31,11 +31,11 @@ import pytest
 
 from gpu_policy import skip_or_fail
 from vyre.backends.reference import ReferenceBackend
+from vyre.backends.schedule import run_pipeline
 from vyre.ir.passes import WGSL_PASSES, wgsl_pipeline
 from vyre.ir.program import Program
 from vyre.ir.validate import validate
 from vyre.ops.api import execute
-from vyre.ops.pipeline import run_pipeline
 from vyre.ops.registry import all_ops, compare, get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,7 +186,7 @@ def _run_unmodified(label: str, run, w) -> list:
 
 @pytest.mark.parametrize("op_id,name,params", CASES, ids=IDS)
 def test_wgpu_matches_interpreter(gpu, op_id, name, params):
-    """Step by step: each program dispatched on its own (vyre.ops.pipeline.run_pipeline)."""
+    """Step by step: each program dispatched on its own (vyre.backends.schedule.run_pipeline)."""
     spec, w = _gpu_witness(gpu, op_id, name)
     pipe = pipeline_of(op_id, params)
     label = f"{op_id}[{name}] wgpu vs interpreter"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import vyre.ops
+from vyre.backends.schedule import run_pipeline
 from vyre.errors import DispatchError
-from vyre.ops.pipeline import run_pipeline
 from vyre.ops.reduce import _blocks, histogram
 from vyre.ops.registry import compare, get
 

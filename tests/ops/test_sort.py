@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import vyre.ops
+from vyre.backends.schedule import BufferSpec, Pipeline, run_pipeline
 from vyre.errors import DispatchError
-from vyre.ops.pipeline import BufferSpec, Pipeline, run_pipeline
 from vyre.ops.registry import get
 from vyre.ops.sort import _radix
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .pipeline import Pipeline
+from ..backends.schedule import Pipeline
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
-from ..pipeline import Pipeline, single
+from ..pipeline import single
 
 WG = 256
 NUMPY = {"u32": np.uint32, "i32": np.int32, "f32": np.float32, "f16": np.float16, "bool": np.bool_}

@@ -19,9 +19,10 @@ import zlib
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step, single
+from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
 from ._bytes import as_bytes, fold, rows_of, sample, words
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step, single
+from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
 from ._common import DTYPES, INDEX_DTYPES, check_1d, dtype_name, index_in_range, values
 

@@ -36,11 +36,11 @@ from typing import Callable
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step
 
 WG = 256  # invocations per workgroup
 ITEMS = 16  # loads per lane the first pass aims for before it adds blocks

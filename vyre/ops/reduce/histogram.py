@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step
 from ..registry import EXACT, OpSpec, Witness, register
 
 WG = 256

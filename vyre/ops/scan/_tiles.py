@@ -26,10 +26,10 @@ n % 4 == 0 and a flat input array (see ``vyre/ops/reduce/_blocks.py``).
 
 from __future__ import annotations
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step
 
 WG = 256
 ITEMS = 4

@@ -19,9 +19,9 @@ compilation serves every size.
 
 from __future__ import annotations
 
+from ...backends.schedule import BufferSpec, Step
 from ...ir.builder import ProgramBuilder
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Step
 
 WG = 256  # invocations per workgroup; hist and scatter take one key per invocation
 LOG_WG = 8

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline
 from ...errors import DispatchError
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline
 from ..registry import EXACT, OpSpec, Witness, register
 from ._radix import WG, sort_steps
 

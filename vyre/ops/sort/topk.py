@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ...ir.types import DataType
-from ..pipeline import BufferSpec, Pipeline, Step
 from ..registry import EXACT, OpSpec, Witness, register
 from ._radix import WG, blocks_of, sort_steps
 
