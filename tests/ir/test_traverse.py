@@ -10,15 +10,50 @@ import pytest
 from vyre.ir import nodes
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.nodes import (
-    EXPR_TYPES, STMT_TYPES, Atomic, AtomicOp, Binary, BinOp, Break, BufLen, Eval, Expr, For, If, Let, Lit,
-    Load, Select, Store, Unary, UnOp, Var, VarDecl, VecNew, While,
+    EXPR_TYPES,
+    STMT_TYPES,
+    Atomic,
+    AtomicOp,
+    Binary,
+    BinOp,
+    Break,
+    BufLen,
+    Eval,
+    Expr,
+    For,
+    If,
+    Let,
+    Lit,
+    Load,
+    Select,
+    Store,
+    Unary,
+    UnOp,
+    Var,
+    VarDecl,
+    VecNew,
+    While,
 )
 from vyre.ir.traverse import (
-    CHILD_FIELDS, NODE_TYPES, MissingHandler, Slot, UnknownNode, Visitor, child_fields, expr_children,
-    expr_children_at, expr_depth, iter_expr, iter_exprs, iter_stmts, map_expr, stmt_bodies, walk_expr,
-    with_bodies, with_expr_children,
+    CHILD_FIELDS,
+    NODE_TYPES,
+    MissingHandler,
+    Slot,
+    UnknownNode,
+    Visitor,
+    child_fields,
+    expr_children,
+    expr_children_at,
+    expr_depth,
+    iter_expr,
+    iter_exprs,
+    iter_stmts,
+    map_expr,
+    stmt_bodies,
+    walk_expr,
+    with_bodies,
+    with_expr_children,
 )
-from vyre.ir.types import DataType
 
 
 def _node_classes_of_nodes_module() -> set[type]:

@@ -104,7 +104,6 @@ def test_valid_programs_pass():
     for p in (saxpy(), tiled_sum()):
         assert check(p) == []
         validate(p)
-        assert p.validate_program() is p
 
 
 def test_valid_f16_bool_and_vec_buffers():
@@ -505,7 +504,7 @@ def test_several_errors_reported_at_once():
     text = str(err)
     assert "8 error(s)" in text and text.count("Fix: ") == 8
     with pytest.raises(ValidationError):
-        program.validate_program()
+        validate(program)
 
 
 def test_no_cascade_after_bad_let():

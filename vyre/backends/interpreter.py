@@ -87,7 +87,7 @@ class Chunk:
             if name in scope:
                 return scope
         raise DispatchError(f"program {self.program.name!r} uses undefined variable {name!r}",
-                            fix="validate the program: Program.validate_program()")
+                            fix="validate the program: vyre.validate(program)")
 
     def merge(self, mask: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
         """``new`` on the lanes of ``mask``, ``old`` elsewhere."""

@@ -33,6 +33,7 @@ from .nodes import (
 from .program import BufferDecl, Program, WorkgroupDecl
 from .types import Access, DataType
 from .typing import TypeEnv, infer
+from .validate import validate as _validate
 
 DTypeLike = DataType | str
 
@@ -423,7 +424,7 @@ class ProgramBuilder:
             workgroup_size=self.workgroup_size, body=list(self._blocks[0]),
         )
         if validate:
-            program.validate_program()
+            _validate(program)
         return program
 
     # ---- internals ----

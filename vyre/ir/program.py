@@ -1,12 +1,21 @@
-"""Program: buffers, workgroup arrays, workgroup size and a body of statements."""
+"""Program: buffers, workgroup arrays, workgroup size and a body of statements.
+
+A Program is plain data. Validation (:func:`vyre.ir.validate.validate`) and the wire
+functions (:mod:`vyre.ir.wire`) take one; this module imports neither. Its canonical
+bytes and cached ``fingerprint`` come from the leaf :mod:`vyre.ir.canonical`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
+from typing import Any
 
 from pydantic import Field, field_validator
 
+from .canonical import read_wire, wire_bytes, wire_fingerprint
 from .nodes import Node, Stmt
+from .text import program_to_text
 from .types import Access, DataType, pad3
 
 
@@ -41,7 +50,7 @@ class Program(Node):
 
     @field_validator("workgroup_size", mode="before")
     @classmethod
-    def _pad_wg(cls, v):
+    def _pad_wg(cls, v: Any) -> Any:
         return pad3(v)
 
     # ---- buffer views ----------------------------------------------------
@@ -72,40 +81,28 @@ class Program(Node):
 
     # ---- wire / identity / text -------------------------------------------
     def to_wire(self) -> bytes:
-        from .wire import to_wire
-
-        return to_wire(self)
+        """Canonical JSON bytes (see :mod:`vyre.ir.canonical`)."""
+        return wire_bytes(self)
 
     @classmethod
-    def from_wire(cls, data: bytes | str) -> "Program":
-        from .wire import from_wire
-
-        return from_wire(data)
+    def from_wire(cls, data: bytes | str) -> Program:
+        """Read bytes produced by :meth:`to_wire`; :class:`vyre.errors.ValidationError` when malformed."""
+        return read_wire(cls, data)
 
     @cached_property
     def fingerprint(self) -> str:
-        """sha256 hex digest of the canonical wire bytes: stable across processes and machines."""
-        from .wire import fingerprint
+        """sha256 hex digest of the canonical wire bytes: stable across processes and machines.
+        Computed on first access, then cached on the (immutable) program."""
+        return wire_fingerprint(self)
 
-        return fingerprint(self)
-
-    def model_copy(self, *, update=None, deep: bool = False) -> "Program":
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Program:
         """A copy (with ``update`` applied) whose fingerprint is recomputed, never inherited."""
         copy = super().model_copy(update=update, deep=deep)
         copy.__dict__.pop("fingerprint", None)
         return copy
 
     def to_text(self) -> str:
-        from .text import program_to_text
-
         return program_to_text(self)
-
-    def validate_program(self, *, limits=None) -> "Program":
-        """Raise :class:`vyre.errors.ValidationError` listing every problem; return self when valid."""
-        from .validate import validate
-
-        validate(self, limits=limits)
-        return self
 
 
 __all__ = ["BufferDecl", "WorkgroupDecl", "Program"]

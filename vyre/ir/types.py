@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
 import numpy as np
@@ -153,12 +154,12 @@ class Access(str, Enum):
         return self in (Access.READ_WRITE, Access.WRITE)
 
 
-def pad3(v) -> tuple:
+def pad3(v: int | Iterable[int]) -> tuple[int, ...]:
     """An int or a 1-3 tuple as an (x, y, z) triple, missing dimensions 1 (workgroup sizes, grids)."""
     if isinstance(v, int):
         return (v, 1, 1)
-    v = tuple(v)
-    return v + (1,) * (3 - len(v)) if len(v) < 3 else v
+    t = tuple(v)
+    return t + (1,) * (3 - len(t)) if len(t) < 3 else t
 
 
 __all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES", "pad3"]
