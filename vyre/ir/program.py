@@ -14,31 +14,10 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from .canonical import read_wire, wire_bytes, wire_fingerprint
+from .decls import BufferDecl, WorkgroupDecl
 from .nodes import Node, Stmt
 from .text import program_to_text
-from .types import Access, DataType, pad3
-
-
-class BufferDecl(Node):
-    """A storage or uniform buffer bound at ``@group(0) @binding(binding)``.
-
-    ``count`` fixes the element count; ``None`` means runtime-sized (the size of
-    the array given at dispatch).
-    """
-
-    name: str
-    binding: int
-    dtype: DataType
-    access: Access = Access.READ
-    count: int | None = None
-
-
-class WorkgroupDecl(Node):
-    """A ``var<workgroup>`` array shared by one workgroup."""
-
-    name: str
-    dtype: DataType
-    count: int
+from .types import pad3
 
 
 class Program(Node):

@@ -6,24 +6,55 @@ lowering and the interpreters (which only see valid programs and want types).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, NoReturn
 
 from ..errors import ValidationError, ValidationIssue
 from .nodes import (
-    ARITH_BINOPS, AXIS_BUILTINS, BIT_BINOPS, COMPARE_BINOPS, FLOAT_UNOPS, INT_UNOPS, LOGIC_BINOPS,
-    SHIFT_BINOPS, Atomic, AtomicOp, Binary, BinOp, Bitcast, BufLen, Builtin, Cast, Extract, Fma, Lit,
-    Load, Select, Unary, UnOp, Var, VecNew,
+    ARITH_BINOPS,
+    AXIS_BUILTINS,
+    BIT_BINOPS,
+    COMPARE_BINOPS,
+    EXPR_TYPES,
+    FLOAT_UNOPS,
+    INT_UNOPS,
+    LOGIC_BINOPS,
+    SHIFT_BINOPS,
+    Atomic,
+    AtomicOp,
+    Binary,
+    BinOp,
+    Bitcast,
+    BufLen,
+    Builtin,
+    Cast,
+    Expr,
+    Extract,
+    Fma,
+    Lit,
+    Load,
+    Node,
+    Select,
+    Unary,
+    UnOp,
+    Var,
+    VecNew,
 )
-from .program import BufferDecl, Program, WorkgroupDecl
+from .text import expr_to_text
+from .traverse import Visitor
 from .types import ATOMIC_TYPES, DataType
 
-Report = Callable[[str, object, str, str, str], None]  # (path, node, rule, message, fix)
+if TYPE_CHECKING:
+    from .program import BufferDecl, Program, WorkgroupDecl
+
+#: receives one problem: (path, node, rule, message, fix)
+Report = Callable[[str, Node | None, str, str, str], None]
 
 
 @dataclass
 class VarInfo:
-    dtype: DataType
+    dtype: DataType | None  # None: unknown (the validator declares names whose value did not type)
     mutable: bool
 
 
@@ -36,7 +67,7 @@ class TypeEnv:
     scopes: list[dict[str, VarInfo]] = field(default_factory=lambda: [{}])
 
     @classmethod
-    def for_program(cls, program: Program) -> "TypeEnv":
+    def for_program(cls, program: Program) -> TypeEnv:
         return cls(
             buffers={b.name: b for b in program.buffers},
             workgroup={w.name: w for w in program.workgroup},
@@ -48,7 +79,7 @@ class TypeEnv:
                 return scope[name]
         return None
 
-    def declare(self, name: str, dtype: DataType, mutable: bool) -> None:
+    def declare(self, name: str, dtype: DataType | None, mutable: bool) -> None:
         self.scopes[-1][name] = VarInfo(dtype, mutable)
 
     def push(self) -> None:
@@ -65,41 +96,41 @@ class TypeEnv:
         return None
 
 
-def _raise(path, node, rule, message, fix):
-    from .text import expr_to_text
-
+def _raise(path: str, node: Node | None, rule: str, message: str, fix: str) -> NoReturn:
     text = expr_to_text(node) if node is not None else ""
     raise ValidationError("<expr>", [ValidationIssue(rule, path or "<expr>", text, message, fix)])
 
 
-def infer(expr, env: TypeEnv, path: str = "", report: Report | None = None) -> DataType | None:
+def infer(expr: Expr, env: TypeEnv, path: str = "", report: Report | None = None) -> DataType | None:
     """Type of ``expr`` in ``env``. Problems go to ``report`` (and the result is None
     when the type cannot be known); without ``report`` the first problem raises."""
-    rep = report or _raise
-    return _Infer(env, rep).visit(expr, path)
+    return _Infer(env, report or _raise).visit(expr, path)
 
 
-class _Infer:
+def _bits(d: DataType) -> int:
+    return d.lanes * (16 if d.scalar is DataType.F16 else 32)
+
+
+class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
+    """One ``visit_<Expr class>(e, path)`` per expression class; each returns the type or None."""
+
     def __init__(self, env: TypeEnv, report: Report):
         self.env = env
         self.report = report
 
-    def bad(self, path, node, rule, message, fix) -> None:
+    def bad(self, path: str, node: Node, rule: str, message: str, fix: str) -> DataType | None:
+        """Report a problem; the result is the unknown type (None)."""
         self.report(path, node, rule, message, fix)
         return None
 
-    def index(self, idx, path):
+    def index(self, idx: Expr, path: str) -> None:
         t = self.visit(idx, path)
         if t is not None and t not in (DataType.U32, DataType.I32):
             self.bad(path, idx, "type", f"an index must be u32 or i32, found {t.value}",
                      "cast the index with .cast('u32')")
 
-    def visit(self, e, path: str) -> DataType | None:
-        m = getattr(self, "v_" + e.kind)
-        return m(e, path)
-
     # ---- leaves ----
-    def v_lit(self, e: Lit, path):
+    def visit_Lit(self, e: Lit, path: str) -> DataType | None:
         d = e.dtype
         if d.is_vector:
             return self.bad(path, e, "type", "a literal must be a scalar", "build vectors with vec(...)")
@@ -118,14 +149,14 @@ class _Infer:
             return self.bad(path, e, "type", f"{d.value} literal holds {v!r}", "use a number")
         return d
 
-    def v_var(self, e: Var, path):
+    def visit_Var(self, e: Var, path: str) -> DataType | None:
         info = self.env.lookup(e.name)
         if info is None:
             return self.bad(path, e, "undefined", f"variable {e.name!r} is not defined here",
                             f"declare it with b.let/b.var before use, or check the spelling of {e.name!r}")
         return info.dtype
 
-    def v_load(self, e: Load, path):
+    def visit_Load(self, e: Load, path: str) -> DataType | None:
         self.index(e.index, path + ".index")
         d = self.env.array_dtype(e.buffer)
         if d is None:
@@ -133,13 +164,13 @@ class _Infer:
                             "declare it with b.buffer(...) or b.workgroup_array(...)")
         return d
 
-    def v_len(self, e: BufLen, path):
+    def visit_BufLen(self, e: BufLen, path: str) -> DataType | None:
         if e.buffer not in self.env.buffers and e.buffer not in self.env.workgroup:
             return self.bad(path, e, "undefined", f"buffer {e.buffer!r} is not declared",
                             "declare it with b.buffer(...)")
         return DataType.U32
 
-    def v_builtin(self, e: Builtin, path):
+    def visit_Builtin(self, e: Builtin, path: str) -> DataType | None:
         if e.name in AXIS_BUILTINS:
             if e.axis not in (0, 1, 2):
                 return self.bad(path, e, "type", f"built-in {e.name.value} needs axis 0, 1 or 2",
@@ -149,7 +180,7 @@ class _Infer:
         return DataType.U32
 
     # ---- operators ----
-    def v_unary(self, e: Unary, path):
+    def visit_Unary(self, e: Unary, path: str) -> DataType | None:
         t = self.visit(e.arg, path + ".arg")
         if t is None:
             return None
@@ -178,7 +209,7 @@ class _Infer:
                             "cast the operand to a suitable type with .cast(...)")
         return t
 
-    def v_binary(self, e: Binary, path):
+    def visit_Binary(self, e: Binary, path: str) -> DataType | None:
         lt = self.visit(e.lhs, path + ".lhs")
         rt = self.visit(e.rhs, path + ".rhs")
         if lt is None or rt is None:
@@ -221,7 +252,7 @@ class _Infer:
             return DataType.BOOL
         return self.bad(path, e, "type", f"unknown operator {op}", "use a BinOp")  # pragma: no cover
 
-    def v_select(self, e: Select, path):
+    def visit_Select(self, e: Select, path: str) -> DataType | None:
         c = self.visit(e.cond, path + ".cond")
         a = self.visit(e.if_true, path + ".if_true")
         b = self.visit(e.if_false, path + ".if_false")
@@ -235,7 +266,7 @@ class _Infer:
                             "cast one branch so both have the same type")
         return a
 
-    def v_cast(self, e: Cast, path):
+    def visit_Cast(self, e: Cast, path: str) -> DataType | None:
         t = self.visit(e.arg, path + ".arg")
         if t is None:
             return None
@@ -244,26 +275,26 @@ class _Infer:
                             "cast between types with the same number of components")
         return e.dtype
 
-    def v_bitcast(self, e: Bitcast, path):
+    def visit_Bitcast(self, e: Bitcast, path: str) -> DataType | None:
         t = self.visit(e.arg, path + ".arg")
         if t is None:
             return None
-        bits = lambda d: d.lanes * (16 if d.scalar is DataType.F16 else 32)  # noqa: E731
-        if t.is_bool or e.dtype.is_bool or bits(t) != bits(e.dtype):
+        if t.is_bool or e.dtype.is_bool or _bits(t) != _bits(e.dtype):
             return self.bad(path, e, "type", f"cannot bitcast {t.value} to {e.dtype.value}: sizes differ or bool",
                             "bitcast between non-bool types of the same bit width")
         return e.dtype
 
-    def v_fma(self, e: Fma, path):
-        ts = [self.visit(x, f"{path}.{n}") for x, n in ((e.a, "a"), (e.b, "b"), (e.c, "c"))]
-        if any(t is None for t in ts):
+    def visit_Fma(self, e: Fma, path: str) -> DataType | None:
+        maybe = [self.visit(x, f"{path}.{n}") for x, n in ((e.a, "a"), (e.b, "b"), (e.c, "c"))]
+        ts = [t for t in maybe if t is not None]
+        if len(ts) != len(maybe):
             return None
         if not ts[0].is_float or len(set(ts)) != 1:
             return self.bad(path, e, "type", f"fma needs three floats of one type, found {', '.join(t.value for t in ts)}",
                             "cast the operands to one float type")
         return ts[0]
 
-    def v_atomic(self, e: Atomic, path):
+    def visit_Atomic(self, e: Atomic, path: str) -> DataType | None:
         self.index(e.index, path + ".index")
         d = self.env.array_dtype(e.buffer)
         if d is None:
@@ -290,11 +321,12 @@ class _Infer:
                          f"cast the {n} with .cast('{d.value}')")
         return d
 
-    def v_vec(self, e: VecNew, path):
+    def visit_VecNew(self, e: VecNew, path: str) -> DataType | None:
         if not e.dtype.is_vector:
             return self.bad(path, e, "type", f"vec(...) builds vectors, {e.dtype.value} is a scalar", "use cast instead")
-        ts = [self.visit(a, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
-        if any(t is None for t in ts):
+        maybe = [self.visit(a, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
+        ts = [t for t in maybe if t is not None]
+        if len(ts) != len(maybe):
             return None
         if len(ts) not in (1, e.dtype.lanes) or any(t != e.dtype.scalar for t in ts):
             return self.bad(path, e, "type",
@@ -303,7 +335,7 @@ class _Infer:
                             "pass scalars of the component type")
         return e.dtype
 
-    def v_extract(self, e: Extract, path):
+    def visit_Extract(self, e: Extract, path: str) -> DataType | None:
         t = self.visit(e.arg, path + ".arg")
         if t is None:
             return None

@@ -1,0 +1,31 @@
+"""Declarations of a program: its buffers and workgroup arrays."""
+
+from __future__ import annotations
+
+from .nodes import Node
+from .types import Access, DataType
+
+
+class BufferDecl(Node):
+    """A storage or uniform buffer bound at ``@group(0) @binding(binding)``.
+
+    ``count`` fixes the element count; ``None`` means runtime-sized (the size of
+    the array given at dispatch).
+    """
+
+    name: str
+    binding: int
+    dtype: DataType
+    access: Access = Access.READ
+    count: int | None = None
+
+
+class WorkgroupDecl(Node):
+    """A ``var<workgroup>`` array shared by one workgroup."""
+
+    name: str
+    dtype: DataType
+    count: int
+
+
+__all__ = ["BufferDecl", "WorkgroupDecl"]
