@@ -20,50 +20,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .nodes import BuiltinName
+from .nodes import (
+    STMT_TYPES,
+    Assign,
+    Atomic,
+    Barrier,
+    Break,
+    Builtin,
+    BuiltinName,
+    Continue,
+    Eval,
+    Expr,
+    For,
+    If,
+    Let,
+    Load,
+    Return,
+    Stmt,
+    Store,
+    Var,
+    VarDecl,
+    While,
+)
 from .program import Program
 from .text import expr_to_text
+from .traverse import Visitor, walk_expr
 from .types import Access
 
 UNIFORM_BUILTINS = frozenset({BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS})
-
-# child expression fields of each expression kind, in the order paths are written
-_CHILDREN = {
-    "load": ("index",), "unary": ("arg",), "binary": ("lhs", "rhs"),
-    "select": ("cond", "if_true", "if_false"), "cast": ("arg",), "bitcast": ("arg",),
-    "fma": ("a", "b", "c"), "atomic": ("index", "value", "expected"), "extract": ("arg",),
-}
-
-
-def expr_children(e, path: str = "") -> list[tuple[object, str]]:
-    """The direct sub-expressions of ``e`` with their paths (``path.lhs``, ``path.args[1]``...)."""
-    if e.kind == "vec":
-        return [(a, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
-    return [(getattr(e, f), f"{path}.{f}") for f in _CHILDREN.get(e.kind, ()) if getattr(e, f) is not None]
-
-
-def walk_expr(e, path: str):
-    """Yield ``(node, path)`` for ``e`` and every sub-expression, parents first (no recursion)."""
-    stack = [(e, path)]
-    while stack:
-        node, p = stack.pop()
-        yield node, p
-        stack.extend(reversed(expr_children(node, p)))
-
-
-def expr_depth(e) -> int:
-    """Nesting depth of an expression tree (a literal is 1), computed without recursion."""
-    memo: dict[int, int] = {}
-    stack = [(e, False)]
-    while stack:
-        node, done = stack.pop()
-        kids = [k for k, _ in expr_children(node)]
-        if done:
-            memo[id(node)] = 1 + max((memo[id(k)] for k in kids), default=0)
-        elif id(node) not in memo:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
-    return memo[id(e)]
 
 
 @dataclass(frozen=True)
@@ -71,7 +55,7 @@ class BarrierProblem:
     """A barrier that some invocations of a workgroup may not reach, and why."""
 
     path: str
-    barrier: object
+    barrier: Barrier
     reason: str
 
 
@@ -80,22 +64,29 @@ def nonuniform_barriers(program: Program) -> list[BarrierProblem]:
     return _Analysis(program).run()
 
 
-class _Analysis:
+class _Analysis(Visitor[None], covers=STMT_TYPES):
+    """``visit_<Stmt class>(s, path, cf)``: ``cf`` is None in uniform control flow, else why it is not."""
+
     def __init__(self, program: Program):
         self.program = program
         self.uniform_buffers = {b.name for b in program.buffers if b.access is Access.UNIFORM}
         self.storage = {b.name for b in program.buffers}
         self.bad_decls: dict[str, str] = {}  # declaration path -> why its value is non-uniform
         self.tainted_loops: dict[str, str] = {}  # loop path -> why its body is non-uniform
+        self.changed = False
+        self.problems: list[BarrierProblem] = []
+        self.scopes: list[dict[str, str]] = [{}]
+        self.loops: list[str] = []
+        self.returned: str | None = None
 
     def run(self) -> list[BarrierProblem]:
         # Each pass can only add entries to bad_decls/tainted_loops, so this terminates.
         while True:
             self.changed = False
-            self.problems: list[BarrierProblem] = []
-            self.scopes: list[dict[str, str]] = [{}]
-            self.loops: list[str] = []
-            self.returned: str | None = None
+            self.problems = []
+            self.scopes = [{}]
+            self.loops = []
+            self.returned = None
             self.block(self.program.body, "body", None)
             if not self.changed:
                 return self.problems
@@ -107,19 +98,18 @@ class _Analysis:
                 return scope[name]
         return None
 
-    def why(self, e) -> str | None:
+    def why(self, e: Expr) -> str | None:
         """None when ``e`` is workgroup-uniform, else what makes it differ between invocations."""
         for node, _ in walk_expr(e, ""):
-            k = node.kind
-            if k == "builtin" and node.name not in UNIFORM_BUILTINS:
+            if isinstance(node, Builtin) and node.name not in UNIFORM_BUILTINS:
                 return f"the built-in `{expr_to_text(node)}`, which differs between invocations"
-            if k == "load" and node.buffer not in self.uniform_buffers:
+            if isinstance(node, Load) and node.buffer not in self.uniform_buffers:
                 where = "storage buffer" if node.buffer in self.storage else "workgroup array"
                 return (f"`{expr_to_text(node)}`, a load from the {where} {node.buffer!r} "
                         "(only uniform-buffer loads count as uniform)")
-            if k == "atomic":
+            if isinstance(node, Atomic):
                 return f"the atomic `{expr_to_text(node)}`, which returns a different old value to each invocation"
-            if k == "var":
+            if isinstance(node, Var):
                 decl = self.lookup(node.name)
                 if decl is not None and decl in self.bad_decls:
                     return f"the variable `{node.name}`, which {self.bad_decls[decl]}"
@@ -130,7 +120,7 @@ class _Analysis:
             self.bad_decls[decl] = reason
             self.changed = True
 
-    def assigned(self, decl: str | None, value, path: str, cf: str | None) -> None:
+    def assigned(self, decl: str | None, value: Expr | None, path: str, cf: str | None) -> None:
         if decl is None or value is None:
             return
         if cf is not None:
@@ -141,58 +131,71 @@ class _Analysis:
             self.mark(decl, f"is assigned at {path} from {w}")
 
     # ---- statements ---------------------------------------------------------
-    def block(self, stmts, path: str, cf: str | None) -> None:
+    def block(self, stmts: list[Stmt], path: str, cf: str | None) -> None:
         self.scopes.append({})
         for i, s in enumerate(stmts):
-            self.stmt(s, f"{path}[{i}]", cf or self.returned)
+            self.visit(s, f"{path}[{i}]", cf or self.returned)
         self.scopes.pop()
 
-    def stmt(self, s, path: str, cf: str | None) -> None:
-        k = s.kind
-        if k in ("let", "var"):
-            self.assigned(path, s.value, path + ".value", cf)
-            self.scopes[-1][s.name] = path
-        elif k == "assign":
-            self.assigned(self.lookup(s.name), s.value, path + ".value", cf)
-        elif k == "if":
-            w = self.why(s.cond)
-            inner = cf or (None if w is None else
-                           f"it is inside the `if` at {path} whose condition `{expr_to_text(s.cond)}` "
-                           f"is not workgroup-uniform: it depends on {w}")
-            self.block(s.then, path + ".then", inner)
-            self.block(s.otherwise, path + ".otherwise", inner)
-        elif k == "for":
-            self.assigned(path, s.start, path + ".start", cf)
-            w = self.why(s.start) or self.why(s.end)
-            inner = cf or (None if w is None else
-                           f"it is inside the `for` loop at {path} whose bounds "
-                           f"`{expr_to_text(s.start)}..{expr_to_text(s.end)}` are not workgroup-uniform: "
-                           f"they depend on {w}")
-            self.scopes.append({s.var: path})
-            self.loop(s.body, path, inner)
-            self.scopes.pop()
-        elif k == "while":
-            w = self.why(s.cond)
-            inner = cf or (None if w is None else
-                           f"it is inside the `while` loop at {path} whose condition `{expr_to_text(s.cond)}` "
-                           f"is not workgroup-uniform: it depends on {w}")
-            self.loop(s.body, path, inner)
-        elif k in ("break", "continue"):
-            if cf is not None and self.loops:
-                self.taint(self.loops[-1], f"`{k}` at {path}")
-        elif k == "return":
-            if cf is not None:
-                for loop in self.loops:
-                    self.taint(loop, f"`return` at {path}")
-                if self.returned is None:
-                    self.returned = (f"some invocations may already have left the shader through the `return` "
-                                     f"at {path}, which runs under non-uniform control flow")
-        elif k == "barrier":
-            if cf is not None:
-                self.problems.append(BarrierProblem(path, s, cf))
-        # store and eval do not change uniformity
+    def visit_Let(self, s: Let | VarDecl, path: str, cf: str | None) -> None:
+        self.assigned(path, s.value, path + ".value", cf)
+        self.scopes[-1][s.name] = path
 
-    def loop(self, body, path: str, cf: str | None) -> None:
+    visit_VarDecl = visit_Let
+
+    def visit_Assign(self, s: Assign, path: str, cf: str | None) -> None:
+        self.assigned(self.lookup(s.name), s.value, path + ".value", cf)
+
+    def visit_If(self, s: If, path: str, cf: str | None) -> None:
+        w = self.why(s.cond)
+        inner = cf or (None if w is None else
+                       f"it is inside the `if` at {path} whose condition `{expr_to_text(s.cond)}` "
+                       f"is not workgroup-uniform: it depends on {w}")
+        self.block(s.then, path + ".then", inner)
+        self.block(s.otherwise, path + ".otherwise", inner)
+
+    def visit_For(self, s: For, path: str, cf: str | None) -> None:
+        self.assigned(path, s.start, path + ".start", cf)
+        w = self.why(s.start) or self.why(s.end)
+        inner = cf or (None if w is None else
+                       f"it is inside the `for` loop at {path} whose bounds "
+                       f"`{expr_to_text(s.start)}..{expr_to_text(s.end)}` are not workgroup-uniform: "
+                       f"they depend on {w}")
+        self.scopes.append({s.var: path})
+        self.loop(s.body, path, inner)
+        self.scopes.pop()
+
+    def visit_While(self, s: While, path: str, cf: str | None) -> None:
+        w = self.why(s.cond)
+        inner = cf or (None if w is None else
+                       f"it is inside the `while` loop at {path} whose condition `{expr_to_text(s.cond)}` "
+                       f"is not workgroup-uniform: it depends on {w}")
+        self.loop(s.body, path, inner)
+
+    def visit_Break(self, s: Break | Continue, path: str, cf: str | None) -> None:
+        if cf is not None and self.loops:
+            self.taint(self.loops[-1], f"`{s.kind}` at {path}")
+
+    visit_Continue = visit_Break
+
+    def visit_Return(self, s: Return, path: str, cf: str | None) -> None:
+        if cf is not None:
+            for loop in self.loops:
+                self.taint(loop, f"`return` at {path}")
+            if self.returned is None:
+                self.returned = (f"some invocations may already have left the shader through the `return` "
+                                 f"at {path}, which runs under non-uniform control flow")
+
+    def visit_Barrier(self, s: Barrier, path: str, cf: str | None) -> None:
+        if cf is not None:
+            self.problems.append(BarrierProblem(path, s, cf))
+
+    def visit_Store(self, s: Store | Eval, path: str, cf: str | None) -> None:
+        pass  # stores and evals do not change uniformity
+
+    visit_Eval = visit_Store
+
+    def loop(self, body: list[Stmt], path: str, cf: str | None) -> None:
         self.loops.append(path)
         self.block(body, path + ".body", cf or self.tainted_loops.get(path))
         self.loops.pop()
@@ -206,4 +209,4 @@ class _Analysis:
             self.changed = True
 
 
-__all__ = ["UNIFORM_BUILTINS", "BarrierProblem", "nonuniform_barriers", "walk_expr", "expr_children", "expr_depth"]
+__all__ = ["UNIFORM_BUILTINS", "BarrierProblem", "nonuniform_barriers"]

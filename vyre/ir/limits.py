@@ -1,0 +1,52 @@
+"""Adapter limits the validator checks programs against."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Limits(BaseModel):
+    """Adapter limits the validator checks against (WebGPU defaults).
+
+    Accepts a dict with snake_case, kebab-case (wgpu-py's ``adapter.limits``) or camelCase
+    keys, or any object with such attributes; unknown keys are ignored.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    max_compute_invocations_per_workgroup: int = 256
+    max_compute_workgroup_size_x: int = 256
+    max_compute_workgroup_size_y: int = 256
+    max_compute_workgroup_size_z: int = 64
+    max_compute_workgroup_storage_size: int = 16384
+    max_uniform_buffer_binding_size: int = 65536
+
+    @classmethod
+    def of(cls, limits: object) -> Limits:
+        """``limits`` as Limits: None gives the defaults (see the class docstring for what is accepted)."""
+        if limits is None:
+            return cls()
+        if isinstance(limits, cls):
+            return limits
+        if isinstance(limits, Mapping):
+            items: dict[str, object] = {_snake(str(k)): v for k, v in limits.items()}
+        else:
+            items = {}
+            for f in cls.model_fields:
+                camel = re.sub(r"_(\w)", lambda m: m.group(1).upper(), f)
+                for attr in (f, camel):
+                    if hasattr(limits, attr):
+                        items[f] = getattr(limits, attr)
+                        break
+        return cls.model_validate({k: v for k, v in items.items() if k in cls.model_fields and v is not None})
+
+
+def _snake(key: str) -> str:
+    key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key)
+    return key.replace("-", "_").lower()
+
+
+__all__ = ["Limits"]
