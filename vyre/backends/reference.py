@@ -8,19 +8,30 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..errors import DispatchError, VyreError
 from ..ir.program import Program
+from .artifact import CompiledProgram
+from .base import BatchJob, Capabilities, ResidentRange, ResidentStep, ResidentUpload
 from .config import DispatchConfig
-from .host import plan_dispatch, storage_dtype, storage_to_host
+from .handles import ResidentHandle
+from .host import DispatchPlan, fold_grid, plan_dispatch, storage_dtype, storage_to_host
 from .interpreter import COMPACT_MIN_LANES
 from .interpreter import Chunk as _Chunk
 from .memory import Memory
+from .reference_protocol import ReferenceCompiler, compiled_program, reference_capabilities, run_batch
+from .reference_resident import HostResidentStore, as_config
+from .schedule import Pipeline
+from .schedule import run_pipeline as _run_pipeline_on
 
 DEFAULT_CHUNK_LANES = 1 << 20
 DEFAULT_MAX_LOOP_ITERATIONS = 10_000_000
 WORKGROUP_MEMORY_BUDGET = 256 << 20  # bytes of workgroup arrays one chunk may allocate
+DEFAULT_MAX_STORAGE_BUFFER_BYTES = 1 << 32  # largest buffer (dispatch binding or resident allocation)
 
 
 def _validator():
@@ -44,25 +55,46 @@ class ReferenceBackend:
         a loop running over at least this many lanes continues on a compacted copy of the
         lanes once at most a quarter of them are still active (divergent loops then cost
         about the total number of trips, not lanes x the longest trip count).
+    max_storage_buffer_bytes:
+        the largest buffer a dispatch may bind or a resident allocation may have.
+
+    It implements the whole :class:`vyre.backends.base.Backend` protocol on the host: resident
+    buffers are numpy byte arrays it owns (vyre/backends/reference_resident.py), ``compile``
+    lowers to WGSL like a GPU backend would (vyre/backends/reference_protocol.py) and
+    ``run_pipeline`` runs step by step with the host semantics of :mod:`vyre.backends.schedule`.
     """
 
     name = "reference"
 
     def __init__(self, chunk_lanes: int = DEFAULT_CHUNK_LANES,
                  max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS,
-                 compact_min_lanes: int = COMPACT_MIN_LANES):
+                 compact_min_lanes: int = COMPACT_MIN_LANES,
+                 max_storage_buffer_bytes: int = DEFAULT_MAX_STORAGE_BUFFER_BYTES):
         if chunk_lanes < 1:
             raise ValueError(f"chunk_lanes must be >= 1, got {chunk_lanes}")
+        if max_storage_buffer_bytes < 4:
+            raise ValueError(f"max_storage_buffer_bytes must be >= 4, got {max_storage_buffer_bytes}")
         self.chunk_lanes = int(chunk_lanes)
         self.max_loop_iterations = int(max_loop_iterations)
         self.compact_min_lanes = max(1, int(compact_min_lanes))
+        self.max_storage_buffer_bytes = int(max_storage_buffer_bytes)
         self._validated: OrderedDict[str, None] = OrderedDict()  # fingerprints, bounded LRU
         self._validated_lock = threading.Lock()
+        self._resident = HostResidentStore(self._validate, self._run_plan, self.max_storage_buffer_bytes)
+        self._compiler = ReferenceCompiler(self._validate)
+
+    def capabilities(self) -> Capabilities:
+        """What the reference backend does (resident buffers on the host, f16; no native pipelines,
+        subgroups, timestamps or async dispatch) and the limits it validates against."""
+        return reference_capabilities(self.max_storage_buffer_bytes)
 
     def _validate(self, program: Program) -> None:
         """Validate once per program content (multi-step ops dispatch the same programs many times).
         The fingerprint is taken only after a first validation, so over-deep programs still get the
         validator's clear error rather than a serialisation failure."""
+        if not isinstance(program, Program):
+            raise DispatchError(f"expected a vyre Program, got {type(program).__name__}",
+                                fix="build one with vyre.ProgramBuilder(...).build()")
         fp = program.__dict__.get("fingerprint")
         if fp is not None:
             with self._validated_lock:
@@ -77,10 +109,14 @@ class ReferenceBackend:
             while len(self._validated) > 4096:
                 self._validated.popitem(last=False)
 
-    def dispatch(self, program: Program, inputs=None, config: DispatchConfig | None = None) -> list[np.ndarray]:
+    def dispatch(self, program: Program, inputs: Any = None,
+                 config: DispatchConfig | None = None) -> list[np.ndarray]:
+        """Run ``program`` once over fresh buffers (see :meth:`vyre.backends.base.Backend.dispatch`)."""
+        config = as_config(config)
         self._validate(program)
-        plan = plan_dispatch(program, inputs, config)
-        buffers: dict[str, Memory] = {}
+        plan = plan_dispatch(program, inputs, config, max_storage_bytes=self.max_storage_buffer_bytes)
+        fold_grid(plan.grid)  # a grid no GPU could address is refused here too
+        arrays: dict[str, np.ndarray] = {}
         for b in plan.buffers:
             sdt = storage_dtype(b.decl.dtype)
             if b.data is not None and not b.is_output:
@@ -89,7 +125,16 @@ class ReferenceBackend:
                 data = np.zeros(b.nbytes // sdt.itemsize, dtype=sdt)
                 if b.data is not None:
                     data[: b.data.size] = b.data
-            buffers[b.decl.name] = Memory(b.decl.name, b.decl.dtype, b.count, data)
+            arrays[b.decl.name] = data
+        self._run_plan(plan, arrays)
+        return [storage_to_host(b.decl, arrays[b.decl.name], b.count) for b in plan.outputs]
+
+    def _run_plan(self, plan: DispatchPlan, arrays: dict[str, np.ndarray]) -> None:
+        """Interpret ``plan.program`` over its grid; ``arrays`` (storage layout, one per buffer name,
+        at least the plan's bytes) are the buffers' memory and are modified in place."""
+        program = plan.program
+        buffers = {b.decl.name: Memory(b.decl.name, b.decl.dtype, b.count, arrays[b.decl.name])
+                   for b in plan.buffers}
         total = plan.total_workgroups
         per_chunk = max(1, self.chunk_lanes // program.workgroup_invocations)
         wg_bytes = sum(w.count * w.dtype.element_nbytes for w in program.workgroup)
@@ -98,7 +143,62 @@ class ReferenceBackend:
         with np.errstate(all="ignore"):
             for start in range(0, total, per_chunk):
                 _Chunk(self, program, buffers, plan.grid, start, min(per_chunk, total - start)).run()
-        return [storage_to_host(b.decl, buffers[b.decl.name].data, b.count) for b in plan.outputs]
+
+    def dispatch_batch(self, jobs: Iterable[BatchJob]) -> list[list[np.ndarray] | VyreError]:
+        """Each ``(program, inputs[, config])`` job's outputs, or the VyreError it raised, in order."""
+        return run_batch(self.dispatch, jobs)
+
+    # ---- compiled programs ------------------------------------------------------------
+    def compile(self, program: Program, config: DispatchConfig | None = None) -> CompiledProgram:
+        """Validate and lower ``program`` (cached); the artifact's key is ("reference", fingerprint, version)."""
+        as_config(config)
+        return self._compiler.compile(program)
+
+    def dispatch_compiled(self, compiled: CompiledProgram, inputs: Any = None,
+                          config: DispatchConfig | None = None) -> list[np.ndarray]:
+        """Dispatch the program of a :class:`CompiledProgram` (from any backend's ``compile``)."""
+        return self.dispatch(compiled_program(compiled), inputs, config)
+
+    # ---- resident buffers (vyre/backends/reference_resident.py) ---------------------
+    def allocate_resident(self, nbytes: int, label: str | None = None) -> ResidentHandle:
+        """A new zero-filled host buffer of ``nbytes`` bytes (a positive multiple of 4)."""
+        return self._resident.allocate(nbytes, label)
+
+    def free_resident(self, handle: ResidentHandle) -> None:
+        """Release a resident buffer (freeing it twice raises DispatchError)."""
+        self._resident.free(handle)
+
+    def upload_resident(self, handle: ResidentHandle, data: Any, offset: int = 0) -> None:
+        """Write ``data``'s bytes at byte ``offset`` (offset and size multiples of 4)."""
+        self._resident.upload_many([(handle, data, offset)])
+
+    def upload_resident_many(self, uploads: Iterable[ResidentUpload]) -> None:
+        """Several ``(handle, data[, offset])`` uploads, all checked before any is written."""
+        self._resident.upload_many(uploads)
+
+    def download_resident(self, handle: ResidentHandle, out: np.ndarray | None = None) -> np.ndarray:
+        """The whole buffer as a new uint8 array, or copied into ``out`` (exactly ``handle.nbytes`` bytes)."""
+        return self._resident.download_ranges([handle], None if out is None else [out])[0]
+
+    def download_resident_ranges(self, ranges: Sequence[ResidentRange],
+                                 outs: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
+        """Each handle or ``(handle, offset, nbytes)`` as a uint8 array (or into ``outs[k]``)."""
+        return self._resident.download_ranges(ranges, outs)
+
+    def dispatch_resident(self, program: Program, handles: Sequence[ResidentHandle],
+                          config: DispatchConfig | None = None) -> None:
+        """Run ``program`` over resident buffers (one handle per buffer, binding order)."""
+        self._resident.dispatch(program, handles, config)
+
+    def dispatch_resident_sequence(self, steps: Sequence[ResidentStep],
+                                   read: Sequence[ResidentRange] | None = None) -> list[np.ndarray]:
+        """Run ``(program, handles[, grid])`` steps in order, then read ``read`` back as uint8 arrays."""
+        return self._resident.sequence(steps, read)
+
+    # ---- schedules ------------------------------------------------------------------------
+    def run_pipeline(self, pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:
+        """Run an op pipeline step by step through :meth:`dispatch` (host semantics of vyre.backends.schedule)."""
+        return _run_pipeline_on(self, pipeline, inputs)
 
 
 __all__ = ["ReferenceBackend", "Memory", "DEFAULT_CHUNK_LANES", "DEFAULT_MAX_LOOP_ITERATIONS"]

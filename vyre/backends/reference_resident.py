@@ -1,0 +1,307 @@
+"""Resident buffers of the reference backend: numpy byte arrays on the host, named by handles.
+
+The same contract as the GPU's resident buffers (vyre/backends/wgpu/resident.py and
+sequence.py), checked the same way and with the same typed errors:
+
+* a :class:`~vyre.backends.handles.ResidentHandle` names one zero-filled uint8 array owned by
+  the backend (sizes are positive multiples of 4 bytes); the handle's ``owner`` is the
+  store's id (negative, so never equal to a GPU backend's), so a foreign handle is refused,
+  and a freed one raises DispatchError. There is no device to lose: ``generation`` is 0;
+* uploads: offsets and sizes are multiples of 4 bytes; downloads: any byte range;
+* ``dispatch_resident`` plans with :func:`vyre.backends.host.plan_resident`, runs the
+  interpreter over the storage bytes (writable buffers on copies, written back when the
+  program finished, so a failing program leaves them unchanged) and never clears ``write``
+  buffers, like the GPU;
+* sequences run their steps in order after every step and every range was checked (a step
+  that fails at run time, e.g. over the loop limit, leaves the earlier steps' writes).
+
+Every method runs under the store's lock, so a backend may be shared by threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import DispatchError
+from ..ir.program import Program
+from ..ir.types import Access
+from .config import DispatchConfig
+from .handles import ResidentHandle
+from .host import DispatchPlan, fold_grid, plan_resident, storage_dtype
+
+_IDS = itertools.count(1)
+_OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1
+_DEFAULT_CONFIG = DispatchConfig()
+
+#: Largest uniform binding (bytes), as on WebGPU by default (the validator checks declared ones).
+UNIFORM_LIMIT = 65536
+
+
+def as_config(config: Any) -> DispatchConfig:
+    """``config`` as a DispatchConfig (None: the default); anything invalid raises DispatchError."""
+    if config is None:
+        return _DEFAULT_CONFIG
+    if isinstance(config, DispatchConfig):
+        return config
+    try:
+        return DispatchConfig.model_validate(config)
+    except Exception as exc:
+        raise DispatchError(f"invalid dispatch config {config!r}: {exc}", fix="pass a vyre.DispatchConfig") from None
+
+
+def as_u8(data: Any, what: str) -> np.ndarray:
+    """A 1-D contiguous uint8 view of an array or any buffer-protocol object (its raw bytes)."""
+    if isinstance(data, np.ndarray):
+        arr = data
+    else:
+        try:
+            arr = np.asarray(memoryview(data))
+        except TypeError:
+            raise DispatchError(f"{what}: {type(data).__name__} is not a buffer",
+                                fix="pass a numpy array, bytes, bytearray or memoryview") from None
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise DispatchError(f"{what} must be an int, got {value!r}")
+    return int(value)
+
+
+def _step_config(extra: Any, what: str) -> DispatchConfig:
+    """The config of a sequence step from its optional third element (a grid or a DispatchConfig)."""
+    if extra is None:
+        return _DEFAULT_CONFIG
+    if isinstance(extra, DispatchConfig):
+        return extra
+    try:
+        return DispatchConfig(grid=extra)
+    except Exception as exc:
+        raise DispatchError(f"{what}: invalid grid {extra!r}: {exc}",
+                            fix="give the grid as an int or a tuple of up to three ints") from None
+
+
+def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list | None:
+    """Validate caller-owned download targets (one per range, None allocates) before any copy."""
+    if outs is None:
+        return None
+    outs = list(outs)
+    if len(outs) != len(sizes):
+        raise DispatchError(f"download: {len(sizes)} range(s) but {len(outs)} output array(s)",
+                            fix="pass one output array (or None) per range")
+    for k, (o, n) in enumerate(zip(outs, sizes)):
+        if o is None:
+            continue
+        if not isinstance(o, np.ndarray) or not o.flags.c_contiguous or not o.flags.writeable:
+            raise DispatchError(f"download: output {k} must be a writeable C-contiguous numpy array",
+                                fix="pass np.empty(nbytes, np.uint8) (or any dtype of that many bytes)")
+        if o.nbytes != n:
+            raise DispatchError(f"download: output {k} holds {o.nbytes} bytes, the range has {n}",
+                                fix=f"pass an array of exactly {n} bytes")
+    return outs
+
+
+@dataclass
+class PreparedStep:
+    """One checked resident dispatch: its plan and the byte array of each buffer (binding order)."""
+
+    plan: DispatchPlan
+    raws: list[np.ndarray]
+
+
+class HostResidentStore:
+    """The resident buffers of one reference backend.
+
+    ``validate(program)`` raises for an invalid program; ``execute(plan, arrays)`` runs a
+    plan's program over storage arrays (one per buffer name, modified in place).
+    ``max_buffer_bytes`` bounds allocations and storage bindings.
+    """
+
+    def __init__(self, validate: Callable[[Program], None],
+                 execute: Callable[[DispatchPlan, dict[str, np.ndarray]], None], max_buffer_bytes: int):
+        self._validate = validate
+        self._execute = execute
+        self.max_buffer_bytes = int(max_buffer_bytes)
+        self.owner = next(_OWNERS)
+        self._entries: dict[int, np.ndarray] = {}
+        self._lock = threading.RLock()
+        self.nbytes = 0
+
+    @property
+    def handles(self) -> int:
+        """Number of live handles."""
+        return len(self._entries)
+
+    # ---- handles -----------------------------------------------------------------------
+    def buffer(self, h: Any, what: str) -> np.ndarray:
+        """The bytes of a live handle of this store; DispatchError otherwise."""
+        if not isinstance(h, ResidentHandle):
+            raise DispatchError(f"{what}: expected a ResidentHandle, got {type(h).__name__}",
+                                fix="pass a handle returned by backend.allocate_resident(nbytes)")
+        if h.owner != self.owner:
+            raise DispatchError(f"{what}: resident handle {h.id} belongs to another backend",
+                                fix="use handles with the backend that allocated them")
+        raw = self._entries.get(h.id)
+        if raw is None:
+            raise DispatchError(f"{what}: resident handle {h.id} was freed", fix="allocate a new handle")
+        return raw
+
+    def byte_range(self, item: Any, what: str) -> tuple[np.ndarray, int, int]:
+        """``handle`` or ``(handle, offset, nbytes)`` -> (bytes, offset, nbytes), bounds-checked."""
+        if isinstance(item, ResidentHandle):
+            return self.buffer(item, what), 0, item.nbytes
+        if not isinstance(item, (tuple, list)) or len(item) != 3:
+            raise DispatchError(f"{what}: expected a handle or (handle, offset, nbytes), got {item!r}")
+        h, offset, nbytes = item
+        raw = self.buffer(h, what)
+        offset, nbytes = _int(offset, f"{what}: offset"), _int(nbytes, f"{what}: nbytes")
+        if offset < 0 or nbytes < 0 or offset + nbytes > h.nbytes:
+            raise DispatchError(f"{what}: range [{offset}, {offset + nbytes}) is outside resident handle {h.id} "
+                                f"of {h.nbytes} bytes", fix="read inside the handle's bytes")
+        return raw, offset, nbytes
+
+    def allocate(self, nbytes: Any, label: str | None = None) -> ResidentHandle:
+        """A new zero-filled buffer of ``nbytes`` bytes (a positive multiple of 4, within the limit)."""
+        nbytes = _int(nbytes, "allocate_resident: nbytes")
+        if nbytes <= 0 or nbytes % 4:
+            raise DispatchError(f"allocate_resident: nbytes must be a positive multiple of 4, got {nbytes}",
+                                fix="round the size up to a multiple of 4 bytes")
+        if nbytes > self.max_buffer_bytes:
+            raise DispatchError(f"allocate_resident: {nbytes} bytes is over the reference backend's buffer size "
+                                f"limit of {self.max_buffer_bytes} bytes", fix="split the data over several handles")
+        raw = np.zeros(nbytes, dtype=np.uint8)
+        with self._lock:
+            h = ResidentHandle(next(_IDS), nbytes, 0, self.owner)
+            self._entries[h.id] = raw
+            self.nbytes += nbytes
+            return h
+
+    def free(self, handle: Any) -> None:
+        """Release a buffer; a freed, foreign or non-handle raises DispatchError."""
+        with self._lock:
+            self.buffer(handle, "free_resident")
+            del self._entries[handle.id]
+            self.nbytes -= handle.nbytes
+
+    # ---- transfers -------------------------------------------------------------------------
+    def upload_many(self, uploads: Iterable[Any]) -> None:
+        """``(handle, data[, offset])`` items; all checked, then all written."""
+        with self._lock:
+            items = []
+            for k, up in enumerate(uploads):
+                what = f"upload {k}"
+                if not isinstance(up, (tuple, list)) or len(up) not in (2, 3):
+                    raise DispatchError(f"{what}: expected (handle, data, offset), got {up!r:.200}")
+                h, data = up[0], up[1]
+                offset = _int(up[2], f"{what}: offset") if len(up) == 3 else 0
+                raw = self.buffer(h, what)
+                src = as_u8(data, what)
+                if offset % 4 or src.nbytes % 4:
+                    raise DispatchError(f"{what}: offset {offset} and size {src.nbytes} must be multiples of 4 bytes",
+                                        fix="pad the data to a multiple of 4 bytes")
+                if offset < 0 or offset + src.nbytes > h.nbytes:
+                    raise DispatchError(f"{what}: {src.nbytes} bytes at offset {offset} do not fit in resident "
+                                        f"handle {h.id} of {h.nbytes} bytes",
+                                        fix="allocate a larger handle or upload less")
+                items.append((raw, offset, src))
+            for raw, offset, src in items:
+                raw[offset: offset + src.nbytes] = src
+
+    def download_ranges(self, ranges: Iterable[Any],
+                        outs: Iterable[np.ndarray | None] | None = None) -> list[np.ndarray]:
+        """Each handle or ``(handle, offset, nbytes)`` as a new uint8 array, or copied into ``outs[k]``."""
+        with self._lock:
+            reads = [self.byte_range(r, f"range {k}") for k, r in enumerate(ranges)]
+            targets = check_outs(outs, [n for _, _, n in reads]) or [None] * len(reads)
+            result = []
+            for (raw, offset, n), target in zip(reads, targets):
+                src = raw[offset: offset + n]
+                if target is None:
+                    result.append(src.copy())
+                else:
+                    target.reshape(-1).view(np.uint8)[:] = src
+                    result.append(target)
+            return result
+
+    # ---- dispatch --------------------------------------------------------------------------
+    def prepare(self, program: Any, handles: Any, config: DispatchConfig, what: str) -> PreparedStep:
+        """Check one resident dispatch completely (nothing runs)."""
+        if not isinstance(program, Program):
+            raise DispatchError(f"{what}: expected a vyre Program, got {type(program).__name__}",
+                                fix="build one with vyre.ProgramBuilder(...).build()")
+        if isinstance(handles, ResidentHandle) or not isinstance(handles, (list, tuple)):
+            raise DispatchError(f"{what}: handles must be a list of ResidentHandle (one per buffer), "
+                                f"got {handles!r:.200}",
+                                fix="pass [handle, ...] with one handle per program buffer, in binding order")
+        raws = [self.buffer(h, what) for h in handles]
+        self._validate(program)
+        plan = plan_resident(program, [h.nbytes for h in handles], config, max_storage_bytes=self.max_buffer_bytes)
+        writers: dict[int, bool] = {}
+        for b, h in zip(plan.buffers, handles):
+            if b.decl.access is Access.UNIFORM and (b.nbytes + 15) // 16 * 16 > UNIFORM_LIMIT:
+                raise DispatchError(f"{what}: uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over the "
+                                    f"uniform binding limit of {UNIFORM_LIMIT}",
+                                    fix="declare it with access='read' instead")
+            writes = b.decl.access.writable
+            if h.id in writers and (writes or writers[h.id]):
+                raise DispatchError(f"{what}: resident handle {h.id} is bound to several buffers of "
+                                    f"{program.name!r}, one of them writable",
+                                    fix="bind a writable buffer to its own handle")
+            writers[h.id] = writers.get(h.id, False) or writes
+        fold_grid(plan.grid)  # a grid no GPU could address is refused here too
+        return PreparedStep(plan, raws)
+
+    def run(self, step: PreparedStep) -> None:
+        """Run a prepared dispatch: writable buffers on copies, written back once it finished."""
+        plan = step.plan
+        if plan.total_workgroups == 0:
+            return
+        arrays: dict[str, np.ndarray] = {}
+        back = []
+        for b, raw in zip(plan.buffers, step.raws):
+            view = raw[: b.nbytes].view(storage_dtype(b.decl.dtype))
+            if b.is_output:
+                arrays[b.decl.name] = view.copy()
+                back.append((view, arrays[b.decl.name]))
+            else:
+                ro = view.view()
+                ro.flags.writeable = False
+                arrays[b.decl.name] = ro
+        self._execute(plan, arrays)
+        for view, data in back:
+            view[:] = data
+
+    def dispatch(self, program: Any, handles: Any, config: Any = None) -> None:
+        """``Backend.dispatch_resident``."""
+        config = as_config(config)
+        with self._lock:
+            name = getattr(program, "name", type(program).__name__)
+            self.run(self.prepare(program, handles, config, f"dispatch_resident({name})"))
+
+    def sequence(self, steps: Any, read: Any = None) -> list[np.ndarray]:
+        """``Backend.dispatch_resident_sequence``: every step and range checked, steps run in order, reads."""
+        if isinstance(steps, tuple) and len(steps) in (2, 3) and not isinstance(steps[0], (tuple, list)):
+            raise DispatchError("steps must be a list of (program, handles[, grid]) steps, got one step",
+                                fix="wrap the step in a list: [(program, handles)]")
+        with self._lock:
+            prepared = []
+            for k, step in enumerate(steps):
+                where = f"step {k}"
+                if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
+                    raise DispatchError(f"{where}: expected (program, handles) or (program, handles, grid), "
+                                        f"got {step!r:.200}")
+                config = _step_config(step[2] if len(step) == 3 else None, where)
+                prepared.append(self.prepare(step[0], step[1], config, where))
+            reads = [] if read is None else [self.byte_range(r, f"read {k}") for k, r in enumerate(read)]
+            for p in prepared:
+                self.run(p)
+            return [raw[offset: offset + n].copy() for raw, offset, n in reads]
+
+
+__all__ = ["HostResidentStore", "PreparedStep", "as_config", "as_u8", "check_outs", "UNIFORM_LIMIT"]
