@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .pipeline import Pipeline, host_inputs, run_pipeline
+from ..backends.base import Backend
+from ..backends.schedule import Pipeline, host_inputs
 from .registry import all_ops, get
 
 _CACHE: "OrderedDict[tuple, Pipeline]" = OrderedDict()
@@ -45,7 +48,7 @@ def pipeline_for(op_id: str, params: dict) -> Pipeline:
     return pipe
 
 
-def call(op_id: str, backend, *arrays, **kwargs):
+def call(op_id: str, backend: Backend, *arrays: Any, **kwargs: Any) -> Any:
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
@@ -53,20 +56,19 @@ def call(op_id: str, backend, *arrays, **kwargs):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def execute(backend, pipe: Pipeline, arrays) -> list[np.ndarray]:
+def execute(backend: Backend, pipe: Pipeline, arrays: Any) -> list[np.ndarray]:
     """Run a built pipeline the way the convenience layer does: inputs through
-    :func:`~vyre.ops.pipeline.host_inputs` (byte data packed), then the backend's own
-    ``run_pipeline`` (resident buffers on the GPU) when it has one, else step by step."""
-    ins = host_inputs(pipe, arrays)
-    runner = getattr(backend, "run_pipeline", None)
-    return runner(pipe, ins) if runner is not None else run_pipeline(backend, pipe, ins)
+    :func:`~vyre.backends.schedule.host_inputs` (byte data packed, vector arrays flattened),
+    then ``backend.run_pipeline`` (every backend has one: see :class:`vyre.backends.base.Backend`;
+    ``backend.capabilities().native_pipelines`` tells whether it keeps intermediates on the device)."""
+    return backend.run_pipeline(pipe, host_inputs(pipe, arrays))
 
 
 def function_name(op_id: str) -> str:
     return op_id.replace(".", "_").replace("-", "_")
 
 
-def lookup(name: str):
+def lookup(name: str) -> Callable[..., Any] | None:
     for spec in all_ops():
         if function_name(spec.id) == name:
             def fn(backend, *arrays, _id=spec.id, **kwargs):
