@@ -18,7 +18,7 @@ from ..backends.base import Backend
 from ..backends.schedule import Pipeline, host_inputs
 from .registry import all_ops, get
 
-_CACHE: "OrderedDict[tuple, Pipeline]" = OrderedDict()
+_CACHE: OrderedDict[tuple, Pipeline] = OrderedDict()
 _CACHE_CAP = 256
 _LOCK = threading.Lock()
 

@@ -13,7 +13,7 @@ from ..backends.schedule import BufferSpec, Pipeline, Step, host_inputs, run_pip
 from ..ir.program import Program
 
 
-def single(program: Program, *, grid: int | tuple[int, ...] | None = None,
+def single(program: Program, *, grid: tuple[int, int, int] | None = None,
            output_shapes: dict[str, tuple[int, ...]] | None = None, counts: dict[str, int] | None = None,
            input_counts: dict[str, int] | None = None) -> Pipeline:
     """A one-step pipeline whose buffers are the program's own buffers.
