@@ -713,7 +713,7 @@ def test_nested_atomics_and_eval(wgpu_device):
 
 
 def _walk(e):
-    from vyre.ir.passes._walk import iter_expr
+    from vyre.ir.traverse import iter_expr
 
     return iter_expr(e)
 

@@ -15,52 +15,51 @@ loop) and each atomic runs exactly once, in evaluation order (inner atomics firs
 from __future__ import annotations
 
 from ...errors import LoweringError
-from ..nodes import Break, If, Lit, Unary, UnOp, While
+from ..nodes import Atomic, Break, Expr, For, If, Lit, Stmt, Unary, UnOp, While
 from ..program import Program
+from ..text import stmt_head
+from ..traverse import expr_children, iter_expr, iter_exprs, map_expr, with_expr_children
 from ..types import DataType
-from ._walk import Rewriter, children, iter_expr, iter_program_exprs, map_expr, with_children
+from .rewriter import Rewriter
 
 
-def _has_atomic(e) -> bool:
-    return any(n.kind == "atomic" for n in iter_expr(e))
+def _has_atomic(e: Expr) -> bool:
+    return any(isinstance(n, Atomic) for n in iter_expr(e))
 
 
 class _HoistAtomics(Rewriter):
-    def _hoist_all(self, e, pre):
-        def fn(node):
-            if node.kind == "atomic":
+    def _hoist_all(self, e: Expr, pre: list[Stmt]) -> Expr:
+        def fn(node: Expr) -> Expr:
+            if isinstance(node, Atomic):
                 return self.hoist(node, pre, "_atomic")
             return node
 
         return map_expr(e, fn)
 
-    def expr(self, e, pre):
+    def expr(self, e: Expr, pre: list[Stmt]) -> Expr:
         if not _has_atomic(e):
             return e
         return self._hoist_all(e, pre)
 
-    def value_expr(self, e, pre):
-        if e.kind == "atomic":  # allowed unnested: hoist only the atomics inside its operands
-            kids = children(e)
-            return with_children(e, [self.expr(c, pre) for c in kids])
+    def value_expr(self, e: Expr, pre: list[Stmt]) -> Expr:
+        if isinstance(e, Atomic):  # allowed unnested: hoist only the atomics inside its operands
+            return with_expr_children(e, [self.expr(c, pre) for c in expr_children(e)])
         return self.expr(e, pre)
 
-    def loop_expr(self, e, pre, stmt):
+    def loop_expr(self, e: Expr, pre: list[Stmt], stmt: For | While) -> Expr:
         if _has_atomic(e):
-            from ..text import stmt_head
-
             raise LoweringError(
                 f"the end bound of `{stmt_head(stmt)}` contains an atomic, which would run on every trip",
                 fix="bind the atomic to a let inside the loop body and use a while loop with an explicit break",
             )
         return e
 
-    def while_(self, s, pre):
+    def while_(self, s: While, pre: list[Stmt]) -> list[Stmt]:
         if not _has_atomic(s.cond):
             return super().while_(s, pre)
         self.env.push()
         try:
-            inner: list = []
+            inner: list[Stmt] = []
             c = self._hoist_all(s.cond, inner)
             body = self.block(s.body)
         finally:
@@ -71,7 +70,7 @@ class _HoistAtomics(Rewriter):
 
 def hoist_atomics(program: Program) -> Program:
     """Bind every nested atomic to a fresh ``let`` (see the module docstring)."""
-    if not any(e.kind == "atomic" for e in iter_program_exprs(program)):
+    if not any(isinstance(e, Atomic) for e in iter_exprs(program.body)):
         return program
     return _HoistAtomics(program).run()
 

@@ -7,13 +7,14 @@ lowering then turns plain loads and stores of those arrays into ``atomicLoad`` /
 
 from __future__ import annotations
 
+from ..nodes import Atomic
 from ..program import Program
-from ._walk import iter_program_exprs
+from ..traverse import iter_exprs
 
 
 def atomic_arrays(program: Program) -> frozenset[str]:
     """Names of the buffers and workgroup arrays used by any ``Atomic`` node."""
-    return frozenset(e.buffer for e in iter_program_exprs(program) if e.kind == "atomic")
+    return frozenset(e.buffer for e in iter_exprs(program.body) if isinstance(e, Atomic))
 
 
 __all__ = ["atomic_arrays"]

@@ -8,10 +8,13 @@ hold bool directly and are left alone.
 
 from __future__ import annotations
 
-from ..nodes import Binary, BinOp, Lit, Select, Store
+from typing import Any
+
+from ..nodes import Binary, BinOp, Expr, Lit, Load, Select, Stmt, Store
 from ..program import Program
+from ..traverse import map_expr
 from ..types import DataType
-from ._walk import Rewriter, map_expr
+from .rewriter import Rewriter
 
 _ZERO = Lit(dtype=DataType.U32, value=0)
 _ONE = Lit(dtype=DataType.U32, value=1)
@@ -22,22 +25,22 @@ class _BoolStorage(Rewriter):
         super().__init__(program)
         self.names = names
 
-    def expr(self, e, pre):
-        def fn(node):
-            if node.kind == "load" and node.buffer in self.names:
+    def expr(self, e: Expr, pre: list[Stmt]) -> Expr:
+        def fn(node: Expr) -> Expr:
+            if isinstance(node, Load) and node.buffer in self.names:
                 return Binary(op=BinOp.NE, lhs=node, rhs=_ZERO)
             return node
 
         return map_expr(e, fn)
 
-    def store(self, s, pre):
+    def store(self, s: Store, pre: list[Stmt]) -> list[Stmt]:
         i = self.expr(s.index, pre)
         v = self.expr(s.value, pre)
         if s.buffer in self.names:
             v = Select(cond=v, if_true=_ONE, if_false=_ZERO)
         return [Store(buffer=s.buffer, index=i, value=v)]
 
-    def rewrite_decls(self, program):
+    def rewrite_decls(self, program: Program) -> dict[str, Any]:
         return {
             "buffers": [
                 b.model_copy(update={"dtype": DataType.U32}) if b.name in self.names else b

@@ -14,11 +14,13 @@ its first operand hoisted.
 
 from __future__ import annotations
 
+from ..nodes import Atomic, BufLen, Expr, Extract, Lit, Load, Node, Select, Stmt, VecNew
 from ..program import Program
-from ._walk import Rewriter, children, with_children
+from ..traverse import expr_children, with_expr_children
+from .rewriter import Rewriter
 
-_SAFE = frozenset({"vec", "extract", "select"})
-_RUNTIME = frozenset({"load", "atomic"})
+_SAFE: tuple[type[Node], ...] = (VecNew, Extract, Select)
+_RUNTIME: tuple[type[Node], ...] = (Load, Atomic)
 
 
 class _HoistConstants(Rewriter):
@@ -28,27 +30,27 @@ class _HoistConstants(Rewriter):
         self.const_len |= {b.name for b in program.buffers if b.count is not None}
         self.const_len -= {b.name for b in program.buffers if b.count is None}
 
-    def expr(self, e, pre):
+    def expr(self, e: Expr, pre: list[Stmt]) -> Expr:
         return self._go(e, pre)[0]
 
-    def _go(self, e, pre):
-        k = e.kind
-        if k == "lit":
+    def _go(self, e: Expr, pre: list[Stmt]) -> tuple[Expr, bool]:
+        """(rewritten ``e``, whether it is constant)."""
+        if isinstance(e, Lit):
             return e, True
-        if k == "len":
+        if isinstance(e, BufLen):
             return e, e.buffer in self.const_len
-        kids = children(e)
+        kids = expr_children(e)
         if not kids:  # var, builtin
             return e, False
         done = [self._go(c, pre) for c in kids]
-        new_kids = [d[0] for d in done]
+        new_kids: list[Expr] = [d[0] for d in done]
         all_const = all(d[1] for d in done)
-        if k in _SAFE:
-            return with_children(e, new_kids), all_const
-        if k in _RUNTIME or not all_const:
-            return with_children(e, new_kids), False
+        if isinstance(e, _SAFE):
+            return with_expr_children(e, new_kids), all_const
+        if isinstance(e, _RUNTIME) or not all_const:
+            return with_expr_children(e, new_kids), False
         new_kids[0] = self.hoist(new_kids[0], pre, "_const")
-        return with_children(e, new_kids), False
+        return with_expr_children(e, new_kids), False
 
 
 def hoist_constants(program: Program) -> Program:

@@ -7,32 +7,38 @@ leaves undefined (runtime) amounts >= 32. Literal amounts are folded, others bec
 
 from __future__ import annotations
 
-from ..nodes import Binary, BinOp, Lit, VecNew
+from ..nodes import Binary, BinOp, Expr, Lit, Stmt, VecNew
 from ..program import Program
+from ..traverse import iter_exprs, map_expr
 from ..types import DataType
-from ._walk import Rewriter, iter_program_exprs, map_expr
+from .rewriter import Rewriter
 
 _MASK = Lit(dtype=DataType.U32, value=31)
 
 
-def _is_masked(e) -> bool:
-    if e.kind == "lit":
+def _is_shift(e: Expr) -> bool:
+    return isinstance(e, Binary) and e.op in (BinOp.SHL, BinOp.SHR)
+
+
+def _is_masked(e: Expr) -> bool:
+    if isinstance(e, Lit):
         return isinstance(e.value, int) and 0 <= e.value < 32
-    if e.kind == "binary" and e.op is BinOp.BIT_AND:
+    if isinstance(e, Binary) and e.op is BinOp.BIT_AND:
         m = e.rhs
-        if m.kind == "vec" and len(m.args) == 1:
+        if isinstance(m, VecNew) and len(m.args) == 1:
             m = m.args[0]
-        return m.kind == "lit" and m == _MASK
+        return isinstance(m, Lit) and m == _MASK
     return False
 
 
 class _MaskShifts(Rewriter):
-    def expr(self, e, pre):
-        def fn(node):
-            if node.kind != "binary" or node.op not in (BinOp.SHL, BinOp.SHR) or _is_masked(node.rhs):
+    def expr(self, e: Expr, pre: list[Stmt]) -> Expr:
+        def fn(node: Expr) -> Expr:
+            if not isinstance(node, Binary) or not _is_shift(node) or _is_masked(node.rhs):
                 return node
             amt = node.rhs
-            if amt.kind == "lit" and isinstance(amt.value, int) and not isinstance(amt.value, bool):
+            masked: Expr
+            if isinstance(amt, Lit) and isinstance(amt.value, int) and not isinstance(amt.value, bool):
                 masked = Lit(dtype=amt.dtype, value=amt.value & 31)
             else:
                 t = self.type_of(amt)
@@ -45,7 +51,7 @@ class _MaskShifts(Rewriter):
 
 def mask_shifts(program: Program) -> Program:
     """Make every shift amount explicitly ``& 31u`` (see the module docstring)."""
-    if not any(e.kind == "binary" and e.op in (BinOp.SHL, BinOp.SHR) for e in iter_program_exprs(program)):
+    if not any(_is_shift(e) for e in iter_exprs(program.body)):
         return program
     return _MaskShifts(program).run()
 
