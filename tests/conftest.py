@@ -30,6 +30,7 @@ import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 import vyre  # noqa: E402
+
 from parity import assert_parity as _assert_parity  # noqa: E402
 
 IN_CI = os.environ.get("CI") == "true"

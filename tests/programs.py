@@ -7,8 +7,8 @@ vectors, bools and a grid folded past 65535 workgroups.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 from benches import report  # noqa: E402
 
+from procs import child_env  # noqa: E402
+
 RECORD_KEYS = {"bench", "name", "metric", "params", "unit", "higher_is_better", "available", "baselines", "check",
                "notes"}
 TIMED_KEYS = {"value", "best", "method", "time_s"}
@@ -38,9 +40,7 @@ def _check_outcome(o: dict, *, baseline: bool) -> None:
 def quick_run(tmp_path_factory, gpu):
     # the gpu fixture decides skip (no adapter) or fail (CI); the run itself is a subprocess
     out = tmp_path_factory.mktemp("bench") / "result.json"
-    env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
-           "PYTHONPATH": os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                        if p])}
+    env = child_env(XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
     r = subprocess.run([sys.executable, "-m", "benches", "--quick", "--only", "latency,sequence", "--json", str(out),
                         "--no-baselines", "torch,cupy"],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,8 @@ import pytest
 
 from vyre import conform
 from vyre.ops.registry import all_ops, get
+
+from procs import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 HEX64 = set("0123456789abcdef")
@@ -26,7 +27,7 @@ def _is_hash(h) -> bool:
 
 def test_command_on_elementwise_ops(gpu, tmp_path):
     out = tmp_path / "cert.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = child_env()
     run = subprocess.run([sys.executable, "-m", "vyre.conform", "--ops", "elementwise", "--quick", "--out", str(out)],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

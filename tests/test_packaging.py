@@ -12,13 +12,15 @@ from pathlib import Path
 import vyre
 import vyre.errors as errors
 
+from procs import child_env
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "vyre"
 
 
 def test_import_vyre_does_not_load_wgpu():
     code = "import vyre, sys; assert 'wgpu' not in sys.modules, sorted(m for m in sys.modules if 'wgpu' in m)"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=child_env())
     assert r.returncode == 0, r.stderr
 
 
@@ -140,7 +142,7 @@ def test_readme_shows_the_two_commands():
 def test_demo_runs(gpu):
     # `make demo` runs this module; the gpu fixture only decides skip/fail when there is no adapter.
     r = subprocess.run([sys.executable, "-m", "vyre.demo", "-n", "1000"], capture_output=True, text=True,
-                       cwd=ROOT, timeout=300)
+                       cwd=ROOT, env=child_env(), timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "fn main(" in r.stdout and "OK" in r.stdout.splitlines()[-1]
 

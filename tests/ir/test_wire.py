@@ -179,7 +179,9 @@ EXPECTED_FINGERPRINT = "3bb0d902c69b7b5f917ea4915bd040937f4b06f82b408cd0f6dc244a
 
 
 def _fixed_fingerprint(hash_seed: str) -> str:
-    env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=str(ROOT))
+    # the child sees this process's sys.path: the same vyre and the same installed packages
+    path = os.pathsep.join(dict.fromkeys([str(ROOT), *filter(None, sys.path)]))
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=path)
     out = subprocess.run([sys.executable, "-c", FIXED_PROGRAM], env=env, cwd=ROOT, capture_output=True,
                          text=True, check=True, timeout=120)
     return out.stdout.strip()

@@ -148,7 +148,7 @@ def test_fingerprints_across_processes():
         "print(json.dumps({op: [p.fingerprint for p in get(op).build(**dict(ast.literal_eval(key))).programs]"
         " for op, key in todo.items()}))\n"
     )
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(dict.fromkeys([str(ROOT), *filter(None, sys.path)]))  # this process's packages
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": path}
     run = subprocess.run([sys.executable, "-c", script], input=json.dumps({k: v[0] for k, v in firsts.items()}),
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
