@@ -54,6 +54,7 @@ from vyre.ir.traverse import (
     with_bodies,
     with_expr_children,
 )
+from vyre.ir.types import DataType
 
 
 def _node_classes_of_nodes_module() -> set[type]:
@@ -246,3 +247,13 @@ def test_load_and_eval_children():
     assert expr_children(ld) == [Var(name="i")]
     assert expr_children(Eval(value=ld)) == [ld]
     assert expr_children(Let(name="x", value=ld)) == [ld]
+
+
+def test_types_live_only_in_dtype_fields():
+    """vyre.lower.wgsl.program_uses_f16 reads ``dtype`` of every node and declaration: no other field
+    may hold a DataType."""
+    from vyre.ir.decls import BufferDecl, WorkgroupDecl
+
+    for cls in (*NODE_TYPES, BufferDecl, WorkgroupDecl):
+        typed = {n for n, info in cls.model_fields.items() if _mentions(info.annotation, (DataType,))}
+        assert typed <= {"dtype"}, f"{cls.__name__} holds a DataType in {sorted(typed - {'dtype'})}"

@@ -1,6 +1,6 @@
 """Lowering: vyre Program -> WGSL compute shader.
 
-``lower(program)`` validates the program (when :mod:`vyre.ir.validate` is available),
+``lower(program)`` validates the program (:func:`vyre.ir.validate.validate`),
 runs the IR passes of :mod:`vyre.ir.passes` that remove WGSL quirks, and renders the
 jinja2 templates in ``vyre/lower/templates``. The output is deterministic: the same
 program gives byte-identical WGSL in every process.
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..errors import LoweringError
 from ..ir.program import Program
 from ..ir.types import Access, DataType
+from ..ir.validate import validate
 from .wgsl import ENTRY_POINT, LOWERING_VERSION, render, uniform_binding_nbytes
 
 _KIND = {
@@ -71,12 +72,7 @@ def lower(program: Program) -> LoweredProgram:
             f"lower() takes a vyre Program, got {type(program).__name__}",
             fix="build one with vyre.ir.builder.ProgramBuilder(...).build()",
         )
-    try:
-        from ..ir.validate import validate
-    except ImportError:
-        validate = None
-    if validate is not None:
-        validate(program)
+    validate(program)
     wgsl, atomics, uses_f16 = render(program)
     bindings = [
         BindingInfo(0, b.binding, b.name, _KIND[b.access], b.dtype, b.access, b.name in atomics)
@@ -91,7 +87,7 @@ def lower(program: Program) -> LoweredProgram:
         entry_point=ENTRY_POINT,
         bindings=tuple(bindings),
         features=features,
-        workgroup_size=tuple(program.workgroup_size),
+        workgroup_size=program.workgroup_size,
         fingerprint=program.fingerprint,
         lowering_version=LOWERING_VERSION,
     )

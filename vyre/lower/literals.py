@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from ..errors import LoweringError
 from ..ir.types import DataType
 
-def _interval_ok(text: str, value: np.floating) -> bool:
+
+def _interval_ok(text: str, value: np.floating[Any]) -> bool:
     """True when parsing ``text`` to the float type of ``value`` cannot give another value."""
     ftype = type(value)
     x = Fraction(float(value))
@@ -34,6 +36,7 @@ def _interval_ok(text: str, value: np.floating) -> bool:
     lo = Fraction(float(lo_n)) if math.isfinite(float(lo_n)) else None
     hi = Fraction(float(hi_n)) if math.isfinite(float(hi_n)) else None
     if lo is None:
+        assert hi is not None  # a float has a finite neighbour on at least one side
         lo = x - (hi - x)
     if hi is None:
         hi = x + (x - lo)
@@ -54,7 +57,7 @@ def _hex_f32(value: float) -> str:
     return f"{mant}p{exp}"
 
 
-def _f32(v) -> str:
+def _f32(v: float) -> str:
     with np.errstate(over="ignore"):
         x = np.float32(v)
     bits = int(x.view(np.uint32))
@@ -70,7 +73,7 @@ def _f32(v) -> str:
     return f"{s}f"
 
 
-def _f16(v) -> str:
+def _f16(v: float) -> str:
     with np.errstate(over="ignore"):
         x = np.float16(v)
     bits = int(x.view(np.uint16))
@@ -86,7 +89,7 @@ def _f16(v) -> str:
     return f"{s}h"
 
 
-def literal(dtype: DataType, value) -> str:
+def literal(dtype: DataType, value: object) -> str:
     """WGSL text of a scalar literal of type ``dtype``."""
     if dtype is DataType.BOOL:
         if not isinstance(value, (bool, np.bool_)):
@@ -112,7 +115,7 @@ def literal(dtype: DataType, value) -> str:
     raise LoweringError(f"a literal must be a scalar, found type {dtype.value}", fix="build vectors with vec(...)")
 
 
-def _float_value(dtype, value) -> float:
+def _float_value(dtype: DataType, value: object) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise LoweringError(f"{dtype.value} literal holds {value!r}", fix="use a number")
     try:

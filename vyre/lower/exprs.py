@@ -1,0 +1,212 @@
+"""WGSL text of IR expressions: one ``visit_<Expr class>`` per expression class.
+
+Operators map onto small format tables; i32 division/remainder, float-to-int casts, f16
+bitcasts and uniform loads go through helper functions emitted once per shader
+(:meth:`vyre.lower.state.LoweringState.helper`).
+"""
+
+from __future__ import annotations
+
+from ..ir.nodes import (
+    EXPR_TYPES,
+    Atomic,
+    AtomicOp,
+    Binary,
+    BinOp,
+    Bitcast,
+    BufLen,
+    Builtin,
+    BuiltinName,
+    Cast,
+    Expr,
+    Extract,
+    Fma,
+    Lit,
+    Load,
+    Select,
+    Unary,
+    UnOp,
+    Var,
+    VecNew,
+)
+from ..ir.traverse import Visitor
+from ..ir.types import DataType
+from .layout import AXES, bare, is_atom, tag, uniform_layout
+from .literals import literal
+from .state import LoweringState
+
+UNARY_FN = {
+    UnOp.ABS: "abs", UnOp.SQRT: "sqrt", UnOp.INVERSE_SQRT: "inverseSqrt", UnOp.EXP: "exp", UnOp.EXP2: "exp2",
+    UnOp.LOG: "log", UnOp.LOG2: "log2", UnOp.SIN: "sin", UnOp.COS: "cos", UnOp.TAN: "tan", UnOp.TANH: "tanh",
+    UnOp.FLOOR: "floor", UnOp.CEIL: "ceil", UnOp.ROUND: "round", UnOp.TRUNC: "trunc", UnOp.FRACT: "fract",
+    UnOp.SIGN: "sign", UnOp.COUNT_ONES: "countOneBits", UnOp.REVERSE_BITS: "reverseBits",
+    UnOp.COUNT_LEADING_ZEROS: "countLeadingZeros", UnOp.COUNT_TRAILING_ZEROS: "countTrailingZeros",
+}
+BINARY_OP = {
+    BinOp.ADD: "+", BinOp.SUB: "-", BinOp.MUL: "*", BinOp.DIV: "/", BinOp.REM: "%",
+    BinOp.BIT_AND: "&", BinOp.BIT_OR: "|", BinOp.BIT_XOR: "^", BinOp.SHL: "<<", BinOp.SHR: ">>",
+    BinOp.EQ: "==", BinOp.NE: "!=", BinOp.LT: "<", BinOp.LE: "<=", BinOp.GT: ">", BinOp.GE: ">=",
+    BinOp.AND: "&&", BinOp.OR: "||",
+}
+BINARY_FN = {BinOp.MIN: "min", BinOp.MAX: "max", BinOp.POW: "pow"}
+ATOMIC_FN = {
+    AtomicOp.ADD: "atomicAdd", AtomicOp.SUB: "atomicSub", AtomicOp.MIN: "atomicMin", AtomicOp.MAX: "atomicMax",
+    AtomicOp.AND: "atomicAnd", AtomicOp.OR: "atomicOr", AtomicOp.XOR: "atomicXor",
+    AtomicOp.EXCHANGE: "atomicExchange",
+}
+
+
+class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
+    """Renders expressions of the program in ``st`` (types from its environment)."""
+
+    def __init__(self, st: LoweringState):
+        self.st = st
+
+    def root(self, e: Expr) -> str:
+        """Render a statement-level expression: type-check the whole tree once, then render."""
+        self.st.type(e)
+        return self.visit(e)
+
+    def visit_Lit(self, e: Lit) -> str:
+        return literal(e.dtype, e.value)
+
+    def visit_Var(self, e: Var) -> str:
+        return self.st.lookup(e.name, e)[0]
+
+    def index(self, e: Expr) -> str:
+        return bare(self.visit(e))
+
+    def visit_Load(self, e: Load) -> str:
+        a = self.st.array(e.buffer, e)
+        i = self.index(e.index)
+        if a.atomic:
+            return f"atomicLoad(&{a.wgsl}[{i}])"
+        if a.uniform:
+            if self.st.type(e.index) is DataType.I32:
+                i = f"u32({i})"
+            _, _, kind = uniform_layout(a.dtype, a.count or 0)
+            fn = self.st.helper(f"_ld_{a.wgsl}", "uniform_load", array=a.wgsl, dtype=a.dtype.value, layout=kind)
+            return f"{fn}({i})"
+        return f"{a.wgsl}[{i}]"
+
+    def visit_BufLen(self, e: BufLen) -> str:
+        a = self.st.array(e.buffer, e)
+        if a.count is not None:
+            return f"{a.count}u"
+        return f"_vyre.lens[{a.index // 4}].{AXES[a.index % 4]}"
+
+    def visit_Builtin(self, e: Builtin) -> str:
+        n = e.name
+        axis = None if e.axis is None else AXES[e.axis]
+        if n is BuiltinName.LOCAL_INDEX:
+            return "_lidx"
+        if n is BuiltinName.GLOBAL_INDEX:
+            self.st.builtins.add("gidx")
+            return "_gidx"
+        if n is BuiltinName.LOCAL_ID:
+            return f"_lid.{axis}"
+        if n is BuiltinName.NUM_WORKGROUPS:
+            return f"_vyre.grid.{axis}"
+        if n is BuiltinName.WORKGROUP_ID:
+            self.st.builtins.add("wgid")
+            return f"_wgid.{axis}"
+        self.st.builtins.update(("wgid", "gid"))
+        return f"_gid.{axis}"
+
+    def visit_Unary(self, e: Unary) -> str:
+        a = self.visit(e.arg)
+        if e.op is UnOp.NEG:
+            return f"(-{a})"
+        if e.op is UnOp.NOT:
+            return f"(!{a})" if self.st.type(e.arg) is DataType.BOOL else f"(~{a})"
+        return f"{UNARY_FN[e.op]}({a})"
+
+    def visit_Binary(self, e: Binary) -> str:
+        lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
+        if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).scalar is DataType.I32:
+            return self.signed_divrem(e, lhs, rhs)
+        if e.op in BINARY_FN:
+            return f"{BINARY_FN[e.op]}({lhs}, {rhs})"
+        return f"({lhs} {BINARY_OP[e.op]} {rhs})"
+
+    def signed_divrem(self, e: Binary, lhs: str, rhs: str) -> str:
+        """i32 division/remainder through a helper that never divides by 0 or -1."""
+        t = self.st.type(e)
+        if self.st.type(e.lhs) != t:
+            lhs = f"{t.value}({lhs})"
+        if self.st.type(e.rhs) != t:
+            rhs = f"{t.value}({rhs})"
+        rem = e.op is BinOp.REM
+        u = DataType.vector(DataType.U32, t.lanes)
+        one, zero = (f"{t.value}(1i)", f"{t.value}(0i)") if t.is_vector else ("1i", "0i")
+        uzero = f"{u.value}(0u)" if t.is_vector else "0u"
+        fn = self.st.helper(f"_{'rem' if rem else 'div'}_{tag(t)}", "int_divrem", dtype=t.value, udtype=u.value,
+                         one=one, zero=zero, uzero=uzero, rem=rem)
+        return f"{fn}({lhs}, {rhs})"
+
+    def visit_Select(self, e: Select) -> str:
+        return f"select({self.visit(e.if_false)}, {self.visit(e.if_true)}, {self.visit(e.cond)})"
+
+    def visit_Cast(self, e: Cast) -> str:
+        dst = e.dtype
+        src = self.st.type(e.arg)
+        a = self.visit(e.arg)
+        if src is DataType.BOOL and dst is DataType.BOOL:
+            return a
+        if src is DataType.BOOL:
+            return f"select({literal(dst, 0)}, {literal(dst, 1)}, {a})"
+        if dst is DataType.BOOL:
+            return f"({a} != {literal(src, 0)})"
+        if src.is_float and dst.is_int:
+            if src.uses_f16:  # exact widening first; one helper per f32-based shape
+                src32 = DataType.vector(DataType.F32, src.lanes)
+                a = f"{src32.value}({a})"
+                src = src32
+            usrc = DataType.vector(DataType.U32, src.lanes)
+            signed = dst.scalar is DataType.I32
+            fn = self.st.helper(
+                f"_cvt_{tag(src)}_{tag(dst)}", "float_to_int", src=src.value, dst=dst.value, usrc=usrc.value,
+                hi_limit="2147483648.0f" if signed else "4294967296.0f",
+                lo_limit="-2147483648.0f" if signed else "-1.0f",
+                hi_value=literal(dst.scalar, 2**31 - 1 if signed else 2**32 - 1),
+                lo_value=literal(dst.scalar, -(2**31) if signed else 0),
+                zero=literal(dst.scalar, 0),
+            )
+            return f"{fn}({a})"
+        return f"{dst.value}({a})"
+
+    def visit_Bitcast(self, e: Bitcast) -> str:
+        dst = e.dtype
+        src = self.st.type(e.arg)
+        a = self.visit(e.arg)
+        if src == dst:
+            return f"{dst.value}({a})"
+        if not src.uses_f16 and not dst.uses_f16:
+            return f"bitcast<{dst.value}>({a})"
+        # naga cannot bitcast between 32-bit types and vectors of f16: go through pack/unpack
+        if src.uses_f16:
+            words = DataType.vector(DataType.U32, dst.lanes)
+            fn = self.st.helper(f"_bc_{tag(src)}_{tag(words)}", "f16_to_words", src=src.value, lanes=src.lanes)
+            return fn + f"({a})" if dst == words else f"bitcast<{dst.value}>({fn}({a}))"
+        words = DataType.vector(DataType.U32, src.lanes)
+        fn = self.st.helper(f"_bc_{tag(words)}_{tag(dst)}", "words_to_f16", dst=dst.value, lanes=dst.lanes)
+        return f"{fn}({a})" if src == words else f"{fn}(bitcast<{words.value}>({a}))"
+
+    def visit_Fma(self, e: Fma) -> str:
+        return f"fma({self.visit(e.a)}, {self.visit(e.b)}, {self.visit(e.c)})"
+
+    def visit_VecNew(self, e: VecNew) -> str:
+        return f"{e.dtype.value}({', '.join(self.visit(x) for x in e.args)})"
+
+    def visit_Extract(self, e: Extract) -> str:
+        a = self.visit(e.arg)
+        if not is_atom(a):
+            a = f"({a})"
+        return f"{a}.{AXES[e.lane]}"
+
+    def visit_Atomic(self, e: Atomic) -> str:  # pragma: no cover - the passes leave atomics only in let/eval
+        self.st.fail("an atomic nested in an expression reached the lowering",
+                  "bind the atomic to a let (the builder does this)", e)
+
+
+__all__ = ["ExprRenderer", "ATOMIC_FN"]
