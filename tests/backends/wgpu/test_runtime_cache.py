@@ -4,6 +4,7 @@ compile artifacts, and the disk cache of lowerings (second process, corruption, 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -259,6 +260,36 @@ def test_corrupted_entry_is_rebuilt(tmp_path, how):
     third = backend(disk_cache=tmp_path)
     check(third, p, 7)
     assert third.stats()["disk_cache"]["hits"] == 1 and third.stats()["lowerings"] == 0
+
+
+def test_disk_cache_logs_to_the_vyre_logger(tmp_path, caplog):
+    from vyre.lower import lower
+
+    p = affine(14)
+    cache = DiskCache(tmp_path, "lowering=log;vyre=0.1.0", Stats())
+    path = cache.path(p.fingerprint, "scope")
+    caplog.set_level(logging.DEBUG, logger="vyre")
+    assert cache.load(p.fingerprint, "scope") is None
+    assert cache.store(p.fingerprint, "scope", lower(p))
+    assert cache.load(p.fingerprint, "scope") is not None
+    debug = [r.getMessage() for r in caplog.records if r.name == "vyre.cache" and r.levelno == logging.DEBUG]
+    assert debug == [f"disk cache miss: {path}", f"disk cache write: {path}", f"disk cache hit: {path}"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # a corrupt entry: one warning naming the file, then rebuilt by the caller
+    caplog.clear()
+    _corrupt(path, "truncated")
+    assert cache.load(p.fingerprint, "scope") is None and not path.exists()
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning.name == "vyre.cache" and warning.levelno == logging.WARNING
+    assert str(path) in warning.getMessage() and "corrupt" in warning.getMessage()
+    # an I/O error (the cache root is a file): a warning, no exception
+    caplog.clear()
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("")
+    broken = DiskCache(blocked, "lowering=log;vyre=0.1.0", Stats())
+    assert broken.store(p.fingerprint, "scope", lower(p)) is False and broken.stats["disk_cache_errors"] == 1
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning.name == "vyre.cache" and "cannot write" in warning.getMessage()
 
 
 def test_cache_dir_off_writes_nothing(tmp_path, monkeypatch):
