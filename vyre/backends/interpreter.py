@@ -31,10 +31,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import DispatchError
-from ..ir.nodes import BinOp, BuiltinName, UnOp
+from ..ir.nodes import (
+    STMT_TYPES,
+    Assign,
+    Barrier,
+    BinOp,
+    Break,
+    Continue,
+    Eval,
+    Expr,
+    For,
+    If,
+    Let,
+    Return,
+    Store,
+    VarDecl,
+    While,
+)
 from ..ir.program import Program
-from . import semantics as sem
 from .host import storage_dtype
+from .interpreter_exprs import ExprEval
 from .memory import Memory
 
 if TYPE_CHECKING:
@@ -50,10 +66,10 @@ class _Loop:
     cont: np.ndarray  # lanes that executed continue in the current trip
 
 
-class Chunk:
+class Chunk(ExprEval, covers=STMT_TYPES):
     """Executes the program for ``n_wg`` consecutive workgroups starting at ``wg_start``."""
 
-    def __init__(self, backend: "ReferenceBackend", program: Program, buffers: dict[str, Memory],
+    def __init__(self, backend: ReferenceBackend, program: Program, buffers: dict[str, Memory],
                  grid: tuple[int, int, int], wg_start: int, n_wg: int):
         self.program = program
         self.grid = grid
@@ -82,13 +98,6 @@ class Chunk:
         self.block(self.program.body, self.all)
 
     # ---- helpers ----
-    def lookup_scope(self, name: str) -> dict[str, np.ndarray]:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope
-        raise DispatchError(f"program {self.program.name!r} uses undefined variable {name!r}",
-                            fix="validate the program: vyre.validate(program)")
-
     def merge(self, mask: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
         """``new`` on the lanes of ``mask``, ``old`` elsewhere."""
         if mask is self.all:
@@ -113,7 +122,7 @@ class Chunk:
         self.scopes.append({})
         try:
             for s in stmts:
-                new = getattr(self, "s_" + s.kind)(s, mask)
+                new = self.visit(s, mask)
                 if new is not mask:
                     if not new.any():
                         return self.none
@@ -122,15 +131,15 @@ class Chunk:
             self.scopes.pop()
         return mask
 
-    def eval_in(self, expr, mask: np.ndarray) -> np.ndarray:
+    def eval_in(self, expr: Expr, mask: np.ndarray) -> np.ndarray:
         self.mask = mask
-        return self.eval(expr)
+        return self.visit(expr)
 
-    def s_let(self, s, mask):
+    def visit_Let(self, s: Let, mask: np.ndarray) -> np.ndarray:
         self.scopes[-1][s.name] = self.eval_in(s.value, mask)
         return mask
 
-    def s_var(self, s, mask):
+    def visit_VarDecl(self, s: VarDecl, mask: np.ndarray) -> np.ndarray:
         if s.value is None:
             d = s.dtype
             shape = (1, d.lanes) if d.is_vector else (1,)
@@ -140,39 +149,39 @@ class Chunk:
         self.scopes[-1][s.name] = value
         return mask
 
-    def s_assign(self, s, mask):
+    def visit_Assign(self, s: Assign, mask: np.ndarray) -> np.ndarray:
         value = self.eval_in(s.value, mask)
         scope = self.lookup_scope(s.name)
         scope[s.name] = self.merge(mask, value, scope[s.name])
         return mask
 
-    def s_store(self, s, mask):
+    def visit_Store(self, s: Store, mask: np.ndarray) -> np.ndarray:
         index = self.eval_in(s.index, mask)
         value = self.eval_in(s.value, mask)
         self.mem[s.buffer].store(index, value, mask)
         return mask
 
-    def s_eval(self, s, mask):
+    def visit_Eval(self, s: Eval, mask: np.ndarray) -> np.ndarray:
         self.eval_in(s.value, mask)
         return mask
 
-    def s_barrier(self, s, mask):
+    def visit_Barrier(self, s: Barrier, mask: np.ndarray) -> np.ndarray:
         return mask
 
-    def s_return(self, s, mask):
+    def visit_Return(self, s: Return, mask: np.ndarray) -> np.ndarray:
         return self.none
 
-    def s_break(self, s, mask):
+    def visit_Break(self, s: Break, mask: np.ndarray) -> np.ndarray:
         loop = self.loops[-1]
         loop.brk = loop.brk | mask
         return self.none
 
-    def s_continue(self, s, mask):
+    def visit_Continue(self, s: Continue, mask: np.ndarray) -> np.ndarray:
         loop = self.loops[-1]
         loop.cont = loop.cont | mask
         return self.none
 
-    def s_if(self, s, mask):
+    def visit_If(self, s: If, mask: np.ndarray) -> np.ndarray:
         cond = self.eval_in(s.cond, mask)
         if cond.shape[0] == 1:  # uniform condition
             return self.block(s.then if cond[0] else s.otherwise, mask)
@@ -185,10 +194,10 @@ class Chunk:
         out = self.block(s.then, m_then) | self.block(s.otherwise, m_else)
         return self._same(out, mask)
 
-    def s_while(self, s, mask):
+    def visit_While(self, s: While, mask: np.ndarray) -> np.ndarray:
         return self._loop(s, mask, None)
 
-    def s_for(self, s, mask):
+    def visit_For(self, s: For, mask: np.ndarray) -> np.ndarray:
         start = self.eval_in(s.start, mask)
         step = np.array([s.step]).astype(start.dtype)  # wraps for u32 with a negative step
         self.scopes.append({s.var: start})
@@ -270,7 +279,7 @@ class Chunk:
         out[idx] = sub_mask
         return out
 
-    def _subset(self, idx: np.ndarray) -> "Chunk":
+    def _subset(self, idx: np.ndarray) -> Chunk:
         """An executor for the lanes ``idx`` of this one: same memory, gathered variables."""
         take = lambda v: v if v.shape[0] == 1 else v[idx]  # noqa: E731
         sub = object.__new__(Chunk)
@@ -292,176 +301,6 @@ class Chunk:
         sub.loops = []
         sub._builtins = {k: take(v) for k, v in self._builtins.items()}
         return sub
-
-    # ---- expressions ----
-    def eval(self, e) -> np.ndarray:
-        return getattr(self, "e_" + e.kind)(e)
-
-    def e_lit(self, e):
-        return np.array([e.value], dtype=e.dtype.numpy_dtype)
-
-    def e_var(self, e):
-        return self.lookup_scope(e.name)[e.name]
-
-    def e_load(self, e):
-        return self.mem[e.buffer].load(self.eval(e.index))
-
-    def e_len(self, e):
-        return np.array([self.mem[e.buffer].count], dtype=np.uint32)
-
-    def e_builtin(self, e):
-        key = (e.name, e.axis)
-        if key not in self._builtins:
-            self._builtins[key] = self._builtin(e.name, e.axis)
-        return self._builtins[key]
-
-    def _builtin(self, name: BuiltinName, axis: int | None) -> np.ndarray:
-        gx, gy, _ = self.grid
-        wx, wy, _ = self.program.workgroup_size
-        w = self.wg_start + self.wg_local
-        l = self.local
-        if name is BuiltinName.NUM_WORKGROUPS:
-            return np.array([self.grid[axis]], dtype=np.uint32)
-        if name is BuiltinName.LOCAL_INDEX:
-            v = l
-        elif name is BuiltinName.GLOBAL_INDEX:
-            v = w * self.inv + l
-        else:
-            wid = (w % gx, (w // gx) % gy, w // (gx * gy))[axis]
-            lid = (l % wx, (l // wx) % wy, l // (wx * wy))[axis]
-            if name is BuiltinName.WORKGROUP_ID:
-                v = wid
-            elif name is BuiltinName.LOCAL_ID:
-                v = lid
-            else:  # GLOBAL_ID
-                v = wid * self.program.workgroup_size[axis] + lid
-        return v.astype(np.uint32)  # wraps like u32 arithmetic on the GPU
-
-    def e_unary(self, e):
-        x = self.eval(e.arg)
-        op = e.op
-        fn = _UNARY.get(op)
-        if fn is not None:
-            return fn(x)
-        if op is UnOp.NEG:
-            return sem.float_op(np.negative, x) if x.dtype.kind == "f" else np.negative(x)
-        if op is UnOp.NOT:
-            return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
-        if op is UnOp.ABS:
-            if x.dtype == np.uint32:
-                return x
-            return np.abs(x)  # i32::MIN stays i32::MIN
-        raise DispatchError(f"unknown unary operator {op}")  # pragma: no cover
-
-    def e_binary(self, e):
-        a = self.eval(e.lhs)
-        b = self.eval(e.rhs)
-        op = e.op
-        cmp = _COMPARE.get(op)
-        if cmp is not None:
-            return cmp(a, b)
-        if op is BinOp.AND:
-            return np.logical_and(a, b)
-        if op is BinOp.OR:
-            return np.logical_or(a, b)
-        if op is BinOp.SHL:
-            return sem.shl(a, b)
-        if op is BinOp.SHR:
-            return sem.shr(a, b)
-        if op is BinOp.BIT_AND:
-            return a & b
-        if op is BinOp.BIT_OR:
-            return a | b
-        if op is BinOp.BIT_XOR:
-            return a ^ b
-        return self.arith(op, a, b)
-
-    def arith(self, op: BinOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if a.ndim != b.ndim:  # scalar with vector: broadcast the scalar over the components
-            a = a[:, None] if a.ndim == 1 else a
-            b = b[:, None] if b.ndim == 1 else b
-        if a.dtype.kind == "f":
-            if op is BinOp.REM:
-                return sem.float_rem(a, b)
-            return sem.float_op(_FLOAT_ARITH[op], a, b)
-        if op is BinOp.DIV:
-            return sem.int_div(a, b)
-        if op is BinOp.REM:
-            return sem.int_rem(a, b)
-        return _INT_ARITH[op](a, b)  # numpy wraps u32/i32 arrays
-
-    def e_select(self, e):
-        c = self.eval(e.cond)
-        t = self.eval(e.if_true)
-        f = self.eval(e.if_false)
-        if t.ndim == 2:
-            c = c[:, None]
-        return np.where(c, t, f)
-
-    def e_cast(self, e):
-        return sem.cast(self.eval(e.arg), e.dtype)
-
-    def e_bitcast(self, e):
-        return sem.bitcast(self.eval(e.arg), e.dtype)
-
-    def e_fma(self, e):
-        a, b, c = (self.eval(x) for x in (e.a, e.b, e.c))
-        return sem.fma(a, b, c)
-
-    def e_atomic(self, e):
-        index = self.eval(e.index)
-        value = None if e.value is None else self.eval(e.value)
-        expected = None if e.expected is None else self.eval(e.expected)
-        return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
-
-    def e_vec(self, e):
-        args = [self.eval(a) for a in e.args]
-        n = e.dtype.lanes
-        if len(args) == 1:
-            return np.repeat(args[0][:, None], n, axis=1)
-        return np.stack(np.broadcast_arrays(*args), axis=1)
-
-    def e_extract(self, e):
-        return self.eval(e.arg)[:, e.lane]
-
-
-_UNARY = {
-    UnOp.SQRT: lambda x: sem.float_op(np.sqrt, x),
-    UnOp.INVERSE_SQRT: sem.inverse_sqrt,
-    UnOp.EXP: lambda x: sem.float_op(np.exp, x),
-    UnOp.EXP2: lambda x: sem.float_op(np.exp2, x),
-    UnOp.LOG: lambda x: sem.float_op(np.log, x),
-    UnOp.LOG2: lambda x: sem.float_op(np.log2, x),
-    UnOp.SIN: lambda x: sem.float_op(np.sin, x),
-    UnOp.COS: lambda x: sem.float_op(np.cos, x),
-    UnOp.TAN: lambda x: sem.float_op(np.tan, x),
-    UnOp.TANH: lambda x: sem.float_op(np.tanh, x),
-    UnOp.FLOOR: lambda x: sem.float_op(np.floor, x),
-    UnOp.CEIL: lambda x: sem.float_op(np.ceil, x),
-    UnOp.ROUND: sem.round_half_even,
-    UnOp.TRUNC: lambda x: sem.float_op(np.trunc, x),
-    UnOp.FRACT: sem.fract,
-    UnOp.SIGN: sem.sign,
-    UnOp.COUNT_ONES: sem.count_ones,
-    UnOp.REVERSE_BITS: sem.reverse_bits,
-    UnOp.COUNT_LEADING_ZEROS: sem.count_leading_zeros,
-    UnOp.COUNT_TRAILING_ZEROS: sem.count_trailing_zeros,
-}
-
-_COMPARE = {
-    BinOp.EQ: np.equal, BinOp.NE: np.not_equal, BinOp.LT: np.less, BinOp.LE: np.less_equal,
-    BinOp.GT: np.greater, BinOp.GE: np.greater_equal,
-}
-
-_FLOAT_ARITH = {
-    BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.DIV: np.divide,
-    BinOp.MIN: np.minimum, BinOp.MAX: np.maximum, BinOp.POW: np.power,
-}
-
-_INT_ARITH = {
-    BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.MIN: np.minimum,
-    BinOp.MAX: np.maximum,
-}
 
 
 __all__ = ["Chunk", "COMPACT_MIN_LANES", "COMPACT_RATIO"]
