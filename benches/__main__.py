@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
         finally:
             ctx.release()
 
-    doc = {
+    doc: dict[str, Any] = {
         "schema": H.SCHEMA,
         "adapter": {**info, "slug": adapter_slug, "index": gpu.adapter_index,
                     "features": sorted(gpu.features),
@@ -112,7 +113,7 @@ def main(argv=None) -> int:
                                 "max-compute-workgroups-per-dimension", "max-compute-invocations-per-workgroup")},
                     "timestamps": gpu.supports_timestamps()},
         "vyre_version": vyre.__version__,
-        "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "quick": bool(args.quick),
         "command": "python -m benches " + " ".join(sys.argv[1:] if argv is None else argv),
         "host": H.host_description(),

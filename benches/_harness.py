@@ -23,10 +23,14 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from vyre.backends.wgpu import WgpuBackend
 
 SCHEMA = "vyre-bench/1"
 
@@ -130,7 +134,7 @@ class Outcome:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def missing(cls, note: str) -> "Outcome":
+    def missing(cls, note: str) -> Outcome:
         return cls(None, note)
 
 
@@ -187,7 +191,8 @@ def slug(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------- baselines
-def _try_torch():
+def _try_torch() -> tuple[Any, str]:
+    """(the torch module, "") with a CUDA device, else (None, why not)."""
     try:
         import torch
     except Exception as exc:  # noqa: BLE001 - any import failure means "no baseline"
@@ -197,10 +202,11 @@ def _try_torch():
             return None, f"torch {torch.__version__} has no CUDA device"
     except Exception as exc:  # noqa: BLE001
         return None, f"torch CUDA check failed: {exc}"
-    return torch, None
+    return torch, ""
 
 
-def _try_cupy():
+def _try_cupy() -> tuple[Any, str]:
+    """(the cupy module, "") with a CUDA device, else (None, why not)."""
     try:
         import cupy
     except Exception as exc:  # noqa: BLE001
@@ -210,24 +216,29 @@ def _try_cupy():
             return None, "cupy sees no CUDA device"
     except Exception as exc:  # noqa: BLE001
         return None, f"cupy has no usable CUDA device ({type(exc).__name__})"
-    return cupy, None
+    return cupy, ""
 
 
 class Baselines:
     """The baselines importable in this process (torch and cupy only with a CUDA device)."""
 
+    torch: Any  # the torch module, or None (then torch_note says why)
+    torch_note: str
+    cupy: Any  # the cupy module, or None (then cupy_note says why)
+    cupy_note: str
+
     def __init__(self, adapter_index: int, use: set[str] | None = None):
         self.torch, self.torch_note = _try_torch() if use is None or "torch" in use else (None, "disabled")
         self.cupy, self.cupy_note = _try_cupy() if use is None or "cupy" in use else (None, "disabled")
         self._adapter_index = adapter_index
-        self._raw = None
+        self._raw: RawWgpu | None = None
         if self.torch is not None:
             # f32 matmul baseline: true fp32 (no TF32), as the issue's reference number
             self.torch.backends.cuda.matmul.allow_tf32 = False
             self.torch.backends.cudnn.allow_tf32 = False
 
     @property
-    def raw(self) -> "RawWgpu":
+    def raw(self) -> RawWgpu:
         if self._raw is None:
             self._raw = RawWgpu(self._adapter_index)
         return self._raw
@@ -318,7 +329,7 @@ class RawWgpu:
         if self.timestamps:
             self.query = self.device.create_query_set(type="timestamp", count=2)
             self.resolved = self.device.create_buffer(size=16, usage=BU.QUERY_RESOLVE | BU.COPY_SRC)
-        self._period = None
+        self._period: float | None = None
 
     def storage(self, nbytes: int, data=None):
         BU = self.wgpu.BufferUsage
@@ -333,7 +344,8 @@ class RawWgpu:
         return self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
 
     def bind(self, pipeline, buffers, group: int = 0):
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)]
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                   for i, b in enumerate(buffers)]
         return self.device.create_bind_group(layout=pipeline.get_bind_group_layout(group), entries=entries)
 
     def wait(self) -> None:
@@ -351,7 +363,7 @@ class RawWgpu:
                 self._period = 1.0
         return self._period
 
-    def run_pass(self, dispatches, k: int) -> tuple[float, float]:
+    def run_pass(self, dispatches, k: int) -> tuple[float | None, float]:
         """Encode ``dispatches`` ((pipeline, bind_group, (x, y, z)) each) ``k`` times in one pass, submit,
         wait. Returns (GPU seconds per iteration from timestamps or None, wall seconds per iteration)."""
         t0 = time.perf_counter()
@@ -368,7 +380,7 @@ class RawWgpu:
         if self.timestamps:
             enc.resolve_query_set(self.query, 0, 2, self.resolved, 0)
         self.queue.submit([enc.finish()])
-        gpu = None
+        gpu: float | None = None
         if self.timestamps:
             raw = np.frombuffer(self.queue.read_buffer(self.resolved, 0, 16), np.uint64)
             gpu = max(0, int(raw[1]) - int(raw[0])) * self._ticks_period() / 1e9 / k
@@ -415,7 +427,8 @@ class Progress:
         self.stream = stream or sys.stdout
 
     def say(self, text: str) -> None:
-        print(f"[{self.done:>3}/{self.total} {time.perf_counter() - self.t0:6.1f}s] {text}", file=self.stream, flush=True)
+        elapsed = time.perf_counter() - self.t0
+        print(f"[{self.done:>3}/{self.total} {elapsed:6.1f}s] {text}", file=self.stream, flush=True)
 
     def step(self, text: str) -> None:
         self.done += 1
@@ -456,7 +469,8 @@ class ResidentOp:
         self.handles = {}
         try:
             for name, spec in pipe.buffers.items():
-                self.handles[name] = gpu.allocate_resident(storage_nbytes(spec.dtype, spec.count), label=f"bench:{name}")
+                nbytes = storage_nbytes(spec.dtype, spec.count)
+                self.handles[name] = gpu.allocate_resident(nbytes, label=f"bench:{name}")
             ups = []
             for name, arr in zip(pipe.inputs, host_inputs(pipe, inputs)):
                 spec = pipe.buffers[name]
@@ -535,7 +549,7 @@ def vyre_kernel(gpu, steps, *, reps: int, target_s: float, max_k: int = 1000) ->
 class Context:
     """What every benchmark gets: the backend, the baselines, the mode and the output sink."""
 
-    gpu: object
+    gpu: WgpuBackend
     base: Baselines
     quick: bool
     progress: Progress

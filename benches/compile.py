@@ -17,6 +17,7 @@ Programs: a small saxpy, the two programs of ``reduce.sum`` over 2^20 f32, and t
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ._harness import Context, Outcome, Timing, host_timing, record
 
@@ -40,7 +42,8 @@ def groups() -> list[tuple[str, list]]:
 
     return [
         ("saxpy", [saxpy_program("bench_compile_saxpy")]),
-        ("reduce.sum f32 2^20 (2 programs)", pipeline_for("reduce.sum", {"shape": (1 << 20,), "dtype": "f32"}).programs),
+        ("reduce.sum f32 2^20 (2 programs)",
+         pipeline_for("reduce.sum", {"shape": (1 << 20,), "dtype": "f32"}).programs),
         ("matmul f32 1024^3", pipeline_for("matmul", {"m": 1024, "k": 1024, "n": 1024}).programs),
     ]
 
@@ -68,7 +71,7 @@ def child_main() -> None:
     gpu = WgpuBackend.acquire()
     gpu.prepare()
     startup = time.perf_counter() - t0
-    out = {"startup_s": startup, "groups": {}}
+    out: dict[str, Any] = {"startup_s": startup, "groups": {}}
     for label, progs in gs:
         before = gpu.stats()
         t = time.perf_counter()
@@ -80,6 +83,10 @@ def child_main() -> None:
                                 "disk_hits": after["disk_cache_hits"] - before["disk_cache_hits"],
                                 "lowerings": after["lowerings"] - before["lowerings"]}
     print(json.dumps(out))
+
+
+def _compile_all(gpu: Any, programs: list) -> list:
+    return [gpu.compile(p) for p in programs]
 
 
 def run(ctx: Context):
@@ -96,17 +103,17 @@ def run(ctx: Context):
     try:
         for label, progs in gs:
             samples = []
-            for r in range(reps + 1):  # the first one also pays one-time imports of this program's path
+            for _ in range(reps + 1):  # the first one also pays one-time imports of this program's path
                 gpu.invalidate_pipeline_cache(progs)
                 t = time.perf_counter()
                 for p in progs:
                     gpu.compile(p)
                 samples.append(time.perf_counter() - t)
             cold[label] = Timing(samples[1:], 1, "perf_counter")
-            mem[label] = host_timing(lambda: [gpu.compile(p) for p in progs], reps=reps, target_s=0.02)
+            mem[label] = host_timing(functools.partial(_compile_all, gpu, progs), reps=reps, target_s=0.02)
             wgsl = [gpu.compile(p).wgsl for p in progs]
 
-            def raw_build():
+            def raw_build(wgsl: list[str] = wgsl) -> None:
                 for w in wgsl:
                     m = raw.device.create_shader_module(code=w)
                     raw.device.create_compute_pipeline(layout="auto", compute={"module": m, "entry_point": "main"})

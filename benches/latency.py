@@ -53,7 +53,7 @@ def _reps(ctx: Context) -> int:
 def round_trip(ctx: Context) -> dict:
     gpu = ctx.gpu
     prog = saxpy_program()
-    a = np.float32([2.0])
+    a = np.array([2.0], dtype=np.float32)
     x = np.arange(N, dtype=np.float32)
     y = np.ones(N, dtype=np.float32)
     want = a[0] * x + y

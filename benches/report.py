@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results"
@@ -22,7 +23,7 @@ PLOT = ROOT / "docs" / "performance.png"
 #: The targets of issue 5 (set for one NVIDIA H200 through Vulkan, torch in the same run).
 #: kind "ratio": the baseline's ratio (baseline time / vyre time) >= min;
 #: "value": vyre's value >= min or <= max; "transfer": both, at every measured size.
-TARGETS = [
+TARGETS: list[dict[str, Any]] = [
     {"id": "elementwise", "label": "elementwise bandwidth", "metric": "elementwise.bandwidth", "pick": "largest",
      "kind": "ratio", "baseline": "torch", "min": 0.95, "requirement": ">= 0.95x torch's bandwidth"},
     {"id": "reduce", "label": "full reduction (reduce.sum f32)", "metric": "reduce.bandwidth", "pick": "largest",

@@ -26,9 +26,13 @@ import platform
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
 
 BACKENDS = ("reference", "wgpu")
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
@@ -75,13 +79,14 @@ def _number(x: float):
 @dataclass
 class _Backend:
     name: str
-    runner: object = None  # the backend object, None when it could not be opened
+    runner: Backend | None = None  # the backend object, None when it could not be opened
     error: str = ""
     features: frozenset = field(default_factory=frozenset)
 
 
 def _open_backends(names) -> tuple[list[_Backend], dict]:
-    out, adapter = [], {}
+    out: list[_Backend] = []
+    adapter: dict[str, Any] = {}
     for name in names:
         if name == "reference":
             from .backends.reference import ReferenceBackend
@@ -224,7 +229,8 @@ class _Progress:
                 self.stream.write("\n")
         else:
             n = len(entry["witnesses"])
-            self.stream.write(f"[{self.done}/{self.total}] {entry['id']}: {cells} ({n} witness{'es' if n != 1 else ''})\n")
+            witnesses = f"{n} witness{'es' if n != 1 else ''}"
+            self.stream.write(f"[{self.done}/{self.total}] {entry['id']}: {cells} ({witnesses})\n")
         self.stream.flush()
 
 
@@ -254,7 +260,7 @@ def run(specs=None, backends=BACKENDS, quick: bool = False, ops=None, stream=Non
             counts[s] += 1
     return {
         "format": "vyre-conformance", "version": 1, "vyre_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
         "oracle": "numpy", "backends": [b.name for b in opened], "adapter": adapter, "quick": quick,
         "ops": entries,

@@ -43,7 +43,8 @@ def test_integer_semantics(backend):
     u = lambda *v: np.array(v, np.uint32)  # noqa: E731
     np.testing.assert_array_equal(vyre.ops.zip_add(backend, u(0xFFFFFFFF, 5), u(1, 6)), [0, 11])
     np.testing.assert_array_equal(vyre.ops.zip_mul(backend, i(2**30, -3), i(4, 5)), [0, -15])
-    np.testing.assert_array_equal(vyre.ops.zip_div(backend, i(I32_MIN, 7, -7, 9), i(-1, 0, 2, -2)), [I32_MIN, 7, -3, -4])
+    np.testing.assert_array_equal(vyre.ops.zip_div(backend, i(I32_MIN, 7, -7, 9), i(-1, 0, 2, -2)),
+                                  [I32_MIN, 7, -3, -4])
     np.testing.assert_array_equal(vyre.ops.zip_rem(backend, i(I32_MIN, 7, -7, 9), i(-1, 0, 2, -2)), [0, 0, -1, 1])
     np.testing.assert_array_equal(vyre.ops.zip_div(backend, u(7, 9), u(0, 2)), [7, 4])
     np.testing.assert_array_equal(vyre.ops.zip_shl(backend, u(1, 1, 3), u(33, 31, 0)), [2, 0x80000000, 3])

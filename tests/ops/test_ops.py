@@ -219,7 +219,8 @@ FAMILIES = {
     "matmul": ["matmul"], "matmul f16": ["matmul.f16"], "batched matmul": ["matmul.batched"],
     "softmax": ["softmax"], "layernorm": ["layernorm"], "rmsnorm": ["rmsnorm"], "gelu": ["gelu"], "silu": ["silu"],
     "attention": ["attention"], "conv2d": ["conv2d"],
-    "fnv1a32": ["hash.fnv1a32"], "crc32": ["hash.crc32"], "popcount": ["bits.popcount"], "bit reverse": ["bits.reverse"],
+    "fnv1a32": ["hash.fnv1a32"], "crc32": ["hash.crc32"],
+    "popcount": ["bits.popcount"], "bit reverse": ["bits.reverse"],
 }
 
 
@@ -234,7 +235,8 @@ def _has(family: str, ids: list[str]) -> bool:
 
 def test_registry_has_every_family():
     ids = [s.id for s in OPS]
-    missing = [f"{name} ({' or '.join(alts)})" for name, alts in FAMILIES.items() if not any(_has(a, ids) for a in alts)]
+    missing = [f"{name} ({' or '.join(alts)})" for name, alts in FAMILIES.items()
+               if not any(_has(a, ids) for a in alts)]
     assert not missing, f"the registry lacks op families: {missing}; registered: {ids}"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -11,8 +11,8 @@ dims whose extents and strides are baked into the program as constants.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -54,16 +54,16 @@ class Layout:
 
 
 def layout(shapes: Sequence[Sequence[int]], vectorize: bool = True) -> Layout:
-    shapes = [tuple(int(d) for d in s) for s in shapes]
-    out = tuple(np.broadcast_shapes(*shapes))
+    operands = [tuple(int(d) for d in s) for s in shapes]
+    out = tuple(np.broadcast_shapes(*operands))
     nd = len(out)
     full = []
-    for s in shapes:
-        s = (1,) * (nd - len(s)) + s
+    for s in operands:
+        padded = (1,) * (nd - len(s)) + s
         st, acc = [0] * nd, 1
         for k in reversed(range(nd)):
-            st[k] = acc if s[k] != 1 else 0
-            acc *= s[k]
+            st[k] = acc if padded[k] != 1 else 0
+            acc *= padded[k]
         full.append(st)
     keep = [k for k in range(nd) if out[k] != 1]
     if not keep:
@@ -152,7 +152,7 @@ def pipeline(name: str, shapes, in_dtypes, out_dtype: str, body, *, vector_body:
 # ----------------------------------------------------------------------------- params
 def dtype_name(op_id: str, arr: np.ndarray, allowed: Sequence[str]) -> str:
     name = DTYPE_OF.get(arr.dtype)
-    if name not in allowed:
+    if name is None or name not in allowed:
         want = ", ".join(np.dtype(NUMPY[d]).name for d in allowed)
         raise DispatchError(f"{op_id} takes {want} arrays, got {arr.dtype}",
                             fix=f"convert the array, e.g. arr.astype(np.{np.dtype(NUMPY[allowed[0]]).name})")

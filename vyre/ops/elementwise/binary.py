@@ -11,8 +11,8 @@ arithmetic, x / 0 = x, x % 0 = 0, i32::MIN / -1 = i32::MIN, shift amounts masked
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -239,6 +239,8 @@ def _inputs(op: Binary, dt: str, shape_x, shape_y, seed: int, edges: bool):
     nx, ny = int(np.prod(shape_x)), int(np.prod(shape_y))
     lo, hi = op.domain
     rlo, rhi = op.rhs_domain or op.domain
+    x: np.ndarray
+    y: np.ndarray
     if edges:
         g = _edges(op, dt)
         gx, gy = (a.ravel() for a in np.meshgrid(g, g))

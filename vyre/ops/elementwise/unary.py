@@ -9,8 +9,8 @@ interpreter's (numpy float32, within 1-2 ulp).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

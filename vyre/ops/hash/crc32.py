@@ -134,7 +134,8 @@ def build(nbytes: int, chunk: int = 64):
     if chunk < 1:
         raise ValueError("chunk must be >= 1 byte")
     final = mulmod(0xFFFFFFFF, xpow8n(nbytes)) ^ 0xFFFFFFFF
-    groups = max(1, -(-(-(-nbytes // chunk)) // WG))
+    chunks = -(-nbytes // chunk)  # ceil(nbytes / chunk): one per invocation
+    groups = max(1, -(-chunks // WG))
     pad = groups * WG * chunk - nbytes
     buffers = {"data": BufferSpec(U32, words(nbytes))}
     name = "p1" if groups > 1 else "hash"
@@ -192,7 +193,8 @@ def witnesses():
 def witnesses_rows():
     out = [Witness("check", {"rows": 1, "length": 9}, (np.frombuffer(b"123456789", np.uint8).reshape(1, 9).copy(),))]
     for name, rows, length, seed in [("aligned", 1000, 64, 6), ("unaligned", 513, 37, 7), ("empty-rows", 2, 0, 8)]:
-        out.append(Witness(name, {"rows": rows, "length": length}, (sample(seed, rows * length).reshape(rows, length),)))
+        data = sample(seed, rows * length).reshape(rows, length)
+        out.append(Witness(name, {"rows": rows, "length": length}, (data,)))
     return out
 
 

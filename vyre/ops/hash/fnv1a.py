@@ -83,7 +83,8 @@ def witnesses_rows():
     out = []
     for name, rows, length, seed in [("size1", 1, 1, 4), ("aligned", 1000, 16, 5), ("unaligned", 777, 13, 6),
                                      ("empty-rows", 3, 0, 7), ("wide", 300, 64, 8)]:
-        out.append(Witness(name, {"rows": rows, "length": length}, (sample(seed, rows * length).reshape(rows, length),)))
+        data = sample(seed, rows * length).reshape(rows, length)
+        out.append(Witness(name, {"rows": rows, "length": length}, (data,)))
     return out
 
 

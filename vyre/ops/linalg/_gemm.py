@@ -33,8 +33,8 @@ Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
@@ -93,7 +93,7 @@ class GemmTiles:
     def as_params(self) -> dict:
         return asdict(self)
 
-    def check(self) -> "GemmTiles":
+    def check(self) -> GemmTiles:
         for name, v in asdict(self).items():
             if not _pow2(v):
                 raise ValueError(f"GEMM tile {name}={v} must be a power of two")
@@ -229,21 +229,21 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
                 for r, reg in enumerate(regs):
                     row = b.let(row0 + m4 * 4 + r)
                     reg.set(guarded([row < m if guard_m else None, k4 < k // 4 if guard_k else None],
-                                    lambda row=row: ops.load_a4(b, ctx, z, row, k4), zero4))
+                                    lambda row=row, k4=k4: ops.load_a4(b, ctx, z, row, k4), zero4))
                 continue
             kg = b.let(k0 + ki)
             vals = []
             for r in range(4):
                 row = b.let(row0 + m4 * 4 + r)
                 vals.append(guarded([row < m if guard_m else None, kg < k if guard_k else None],
-                                    lambda row=row: ops.load_a(b, ctx, z, row, kg), 0.0))
+                                    lambda row=row, kg=kg: ops.load_a(b, ctx, z, row, kg), 0.0))
             regs[0].set(b.vec(F32X4, *vals))
         for (n4, kk, _), reg in zip(b_units, b_regs):
             kg = b.let(k0 + kk)
             if b_vec:
                 c4 = b.let((col0 >> 2) + n4)
                 reg.set(guarded([kg < k if guard_k else None, c4 < n // 4 if guard_n else None],
-                                lambda: ops.load_b4(b, ctx, z, kg, c4), zero4))
+                                lambda kg=kg, c4=c4: ops.load_b4(b, ctx, z, kg, c4), zero4))
                 continue
             kinfo = ops.k_info(b, ctx, z, kg)
             vals = []
@@ -251,7 +251,8 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
                 col = b.let(col0 + n4 * 4 + c)
                 cinfo = ops.col_info(b, ctx, z, col)
                 vals.append(guarded([kg < k if guard_k else None, col < n if guard_n else None],
-                                    lambda col=col, cinfo=cinfo: ops.load_b(b, ctx, z, kg, col, kinfo, cinfo), 0.0))
+                                    lambda col=col, ci=cinfo, kg=kg, ki=kinfo: ops.load_b(b, ctx, z, kg, col, ki, ci),
+                                    0.0))
             reg.set(b.vec(F32X4, *vals))
 
     def a_slot(stage_a, kk, m4):  # As[k][m4], XOR-swizzled
@@ -305,7 +306,7 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
             c4 = b.let((col0 >> 2) + tx + h * TX, f"ocol4_{h}")
             for r, row in enumerate(rows):
                 ok = _all([row < m if guard_m else None, c4 < n // 4 if guard_n else None])
-                _maybe(b, ok, lambda row=row, v=acc[r][h]: ops.store4(b, ctx, z, row, c4, v))
+                _maybe(b, ok, lambda row=row, c4=c4, v=acc[r][h]: ops.store4(b, ctx, z, row, c4, v))
         return b.build()
     for h in range(t.reg_n // 4):
         for c in range(4):
@@ -313,7 +314,7 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
             cinfo = ops.col_info(b, ctx, z, col)
             for r, row in enumerate(rows):
                 ok = _all([row < m if guard_m else None, col < n if guard_n else None])
-                _maybe(b, ok, lambda row=row, col=col, v=acc[r][h][c]: ops.store(b, ctx, z, row, col, cinfo, v))
+                _maybe(b, ok, lambda row=row, col=col, ci=cinfo, v=acc[r][h][c]: ops.store(b, ctx, z, row, col, ci, v))
     return b.build()
 
 

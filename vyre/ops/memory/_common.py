@@ -15,7 +15,7 @@ _NUMPY = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
 def dtype_name(op: str, what: str, a: np.ndarray, allowed=DTYPES) -> str:
     """The vyre dtype name of array ``a``; DispatchError when it is not one of ``allowed``."""
     name = _NAMES.get(a.dtype)
-    if name not in allowed:
+    if name is None or name not in allowed:
         raise DispatchError(f"{op}: {what} has dtype {a.dtype}; supported: {', '.join(allowed)}",
                             fix=f"pass {what}.astype({_NUMPY[allowed[0]]}) (or another of {', '.join(allowed)})")
     return name

@@ -8,7 +8,7 @@ value is read back by every invocation, so it can drive the next pass over the r
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from ...errors import DispatchError
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
 
@@ -91,6 +91,7 @@ def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
     l_sum = b.var("f32", 0.0, name="l")
 
     n_kt = -(-lk // BK)
+    kt_end: Val | int
     if causal:  # last key any row of this tile sees: q0 + BQ - 1 + (lk - lq)
         reach = b.let(q0.cast("i32") + (BQ + lk - lq), "reach")
         kt_end = b.let(b.min(b.max((reach + (BK - 1)) / BK, b.lit(0, "i32")), b.lit(n_kt, "i32")).cast("u32"),

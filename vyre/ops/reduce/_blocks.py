@@ -31,8 +31,8 @@ states combine (associative and commutative) and how the final state becomes the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -238,9 +238,10 @@ def build_pipeline(red: Reducer, shape: tuple[int, ...], axis: int | None) -> Pi
     x_dtype = DataType.parse(f"vec4<{red.dtype}>" if first.vec == 4 else red.dtype)
     buffers = {"x": BufferSpec(x_dtype, math.prod(shape) // first.vec)}
     steps = []
-    current = ("x",)
+    current: tuple[str, ...] = ("x",)
     for level, g in enumerate(passes):
         final = level == len(passes) - 1
+        outs: tuple[str, ...]
         if final:
             outs = ("out",)
             buffers["out"] = BufferSpec(DataType.parse(red.out), g.outputs)

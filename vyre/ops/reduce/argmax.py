@@ -77,10 +77,10 @@ def witnesses() -> list[Witness]:
         for name, shape, axis in blk.BASE_SHAPES:
             ws.append(Witness(f"{dtype}_{name}", {"shape": shape, "dtype": dtype, "axis": axis},
                               (_data(dtype, shape, rng),)))
-    for k, (name, shape, axis) in enumerate(blk.AXIS_SHAPES):
+    for k, (name, nd_shape, nd_axis) in enumerate(blk.AXIS_SHAPES):
         dtype = blk.DTYPES[k % 3]
-        ws.append(Witness(f"{dtype}_{name}", {"shape": shape, "dtype": dtype, "axis": axis},
-                          (_data(dtype, shape, rng),)))
+        ws.append(Witness(f"{dtype}_{name}", {"shape": nd_shape, "dtype": dtype, "axis": nd_axis},
+                          (_data(dtype, nd_shape, rng),)))
     f = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
     nan_late = f(rng.uniform(-1, 1, 5000))
     nan_late[[3001, 4500]] = np.nan

@@ -25,6 +25,7 @@ multiplications rounds once whatever the order, so rtol = (n + 1) * eps.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -116,11 +117,11 @@ def _data(op: str, dtype: str, shape, rng) -> np.ndarray:
     return rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32).reshape(shape)
 
 
-def _specials(op: str) -> list[tuple[str, dict, np.ndarray]]:
+def _specials(op: str) -> list[tuple[str, dict[str, Any], np.ndarray]]:
     """Edge cases: overflow, wrap, inf, NaN, -0.0, exactly summable floats."""
     f = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
     top = np.full(1000, 0xFFFFFFF0, np.uint32) - np.arange(1000, dtype=np.uint32)  # sums wrap
-    out = [("u32_near_2^32", {"shape": (1000,), "dtype": "u32"}, top),
+    out: list[tuple[str, dict[str, Any], np.ndarray]] = [("u32_near_2^32", {"shape": (1000,), "dtype": "u32"}, top),
            ("i32_extremes", {"shape": (7,), "dtype": "i32"},
             np.array([2**31 - 1, 2**31 - 1, -(2**31), -(2**31), -1, 1, 0], np.int32))]
     if op in ("sum", "mean"):

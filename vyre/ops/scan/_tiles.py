@@ -27,7 +27,7 @@ n % 4 == 0 and a flat input array (see ``vyre/ops/reduce/_blocks.py``).
 from __future__ import annotations
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 from ...ir.types import DataType
 
@@ -99,10 +99,10 @@ def scan_tile_program(dtype: str, exclusive: bool) -> Program:
 
     # each lane scans its ITEMS consecutive elements in registers
     mine = b.let(t * ITEMS, "mine")
-    run = []
+    run: list[Val] = []
     for j in range(ITEMS):
-        v = b.let(sh[_pad(mine + j)])
-        run.append(v if j == 0 else b.let(run[-1] + v))
+        e = b.let(sh[_pad(mine + j)])
+        run.append(e if j == 0 else b.let(run[-1] + e))
 
     # Hillis-Steele over the lane totals, double-buffered in tot[0:WG] / tot[WG:2WG]
     tot[t] = run[-1]

@@ -108,7 +108,7 @@ def scatter_program(shift: int, with_values: bool):
     with b.if_(valid):
         dest = b.let(offsets[digit * nblk + blk] + rank, "dest")
         keys_out[dest] = key
-        if with_values:
+        if vals_out is not None and vals_in is not None:  # with_values
             vals_out[dest] = vals_in[g]
     return b.build()
 
@@ -125,7 +125,7 @@ def scan_block_program(with_base: bool):
     items = [load_or(b, data, first + j, m) for j in range(SCAN_ITEMS)]
     total = b.let(sum(items[1:], items[0]), "total")
     run = b.var(U32, workgroup_inclusive_scan(b, sh, lid, total, U32) - total, "run")
-    if with_base:
+    if base is not None:  # with_base
         run += base[blk]
     for j, v in enumerate(items):
         with b.if_(first + j < m):
@@ -185,6 +185,7 @@ def sort_steps(n: int, src: tuple[str, ...], dst: tuple[str, ...], tmp: tuple[st
         write = dst if (PASSES - p) % 2 == 1 else tmp
         steps.append(Step(hist_program(shift), (read[0], "counts"), (nblk, 1, 1)))
         steps.extend(scan)
+        bind: tuple[str, ...]
         if with_values:
             bind = (read[0], read[1], "counts", write[0], write[1])
         else:
