@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
@@ -122,7 +122,7 @@ class BarrierScope(str, Enum):
 
 
 # --------------------------------------------------------------------------- exprs
-def _encode_float(v):
+def _encode_float(v: bool | int | float) -> bool | int | float | str:
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
     return v
@@ -137,13 +137,13 @@ class Lit(Node):
 
     @field_validator("value", mode="before")
     @classmethod
-    def _decode(cls, v):
+    def _decode(cls, v: object) -> object:
         if isinstance(v, str) and v in ("nan", "inf", "-inf"):
             return float(v)
         return v
 
     @field_serializer("value")
-    def _encode(self, v):
+    def _encode(self, v: bool | int | float) -> bool | int | float | str:
         return _encode_float(v)
 
 
@@ -157,7 +157,7 @@ class Load(Node):
 
     kind: Literal["load"] = "load"
     buffer: str
-    index: "Expr"
+    index: Expr
 
 
 class BufLen(Node):
@@ -178,23 +178,23 @@ class Builtin(Node):
 class Unary(Node):
     kind: Literal["unary"] = "unary"
     op: UnOp
-    arg: "Expr"
+    arg: Expr
 
 
 class Binary(Node):
     kind: Literal["binary"] = "binary"
     op: BinOp
-    lhs: "Expr"
-    rhs: "Expr"
+    lhs: Expr
+    rhs: Expr
 
 
 class Select(Node):
     """``cond ? if_true : if_false`` (both sides are evaluated)."""
 
     kind: Literal["select"] = "select"
-    cond: "Expr"
-    if_true: "Expr"
-    if_false: "Expr"
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
 
 
 class Cast(Node):
@@ -202,7 +202,7 @@ class Cast(Node):
 
     kind: Literal["cast"] = "cast"
     dtype: DataType
-    arg: "Expr"
+    arg: Expr
 
 
 class Bitcast(Node):
@@ -210,16 +210,16 @@ class Bitcast(Node):
 
     kind: Literal["bitcast"] = "bitcast"
     dtype: DataType
-    arg: "Expr"
+    arg: Expr
 
 
 class Fma(Node):
     """``a * b + c``."""
 
     kind: Literal["fma"] = "fma"
-    a: "Expr"
-    b: "Expr"
-    c: "Expr"
+    a: Expr
+    b: Expr
+    c: Expr
 
 
 class Atomic(Node):
@@ -228,9 +228,9 @@ class Atomic(Node):
     kind: Literal["atomic"] = "atomic"
     op: AtomicOp
     buffer: str
-    index: "Expr"
-    value: "Expr | None" = None
-    expected: "Expr | None" = None  # compare_exchange only
+    index: Expr
+    value: Expr | None = None
+    expected: Expr | None = None  # compare_exchange only
 
 
 class VecNew(Node):
@@ -238,19 +238,19 @@ class VecNew(Node):
 
     kind: Literal["vec"] = "vec"
     dtype: DataType
-    args: list["Expr"]
+    args: list[Expr]
 
 
 class Extract(Node):
     """One component of a vector."""
 
     kind: Literal["extract"] = "extract"
-    arg: "Expr"
+    arg: Expr
     lane: int
 
 
 Expr = Annotated[
-    Union[Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract],
+    Lit | Var | Load | BufLen | Builtin | Unary | Binary | Select | Cast | Bitcast | Fma | Atomic | VecNew | Extract,
     Field(discriminator="kind"),
 ]
 EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract)
@@ -290,8 +290,8 @@ class Store(Node):
 class If(Node):
     kind: Literal["if"] = "if"
     cond: Expr
-    then: list["Stmt"] = Field(default_factory=list)
-    otherwise: list["Stmt"] = Field(default_factory=list)
+    then: list[Stmt] = Field(default_factory=list)
+    otherwise: list[Stmt] = Field(default_factory=list)
 
 
 class For(Node):
@@ -302,13 +302,13 @@ class For(Node):
     start: Expr
     end: Expr
     step: int = 1
-    body: list["Stmt"] = Field(default_factory=list)
+    body: list[Stmt] = Field(default_factory=list)
 
 
 class While(Node):
     kind: Literal["while"] = "while"
     cond: Expr
-    body: list["Stmt"] = Field(default_factory=list)
+    body: list[Stmt] = Field(default_factory=list)
 
 
 class Break(Node):
@@ -336,7 +336,7 @@ class Eval(Node):
 
 
 Stmt = Annotated[
-    Union[Let, VarDecl, Assign, Store, If, For, While, Break, Continue, Barrier, Return, Eval],
+    Let | VarDecl | Assign | Store | If | For | While | Break | Continue | Barrier | Return | Eval,
     Field(discriminator="kind"),
 ]
 STMT_TYPES = (Let, VarDecl, Assign, Store, If, For, While, Break, Continue, Barrier, Return, Eval)

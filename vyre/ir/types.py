@@ -39,7 +39,7 @@ class DataType(str, Enum):
         return _LANES[self]
 
     @property
-    def scalar(self) -> "DataType":
+    def scalar(self) -> DataType:
         """The component type (itself for scalars)."""
         return _SCALAR[self]
 
@@ -78,7 +78,7 @@ class DataType(str, Enum):
         return np.dtype(_NUMPY[self.scalar])
 
     @property
-    def storage_scalar(self) -> "DataType":
+    def storage_scalar(self) -> DataType:
         """Component type as stored in a buffer (bool is stored as one u32 word)."""
         return DataType.U32 if self is DataType.BOOL else self.scalar
 
@@ -93,13 +93,13 @@ class DataType(str, Enum):
         return self.storage_lanes * np.dtype(_NUMPY[self.storage_scalar]).itemsize
 
     @staticmethod
-    def vector(scalar: "DataType", lanes: int) -> "DataType":
+    def vector(scalar: DataType, lanes: int) -> DataType:
         if lanes == 1:
             return scalar
         return DataType(f"vec{lanes}<{scalar.value}>")
 
     @staticmethod
-    def parse(value: "DataType | str") -> "DataType":
+    def parse(value: DataType | str) -> DataType:
         if isinstance(value, DataType):
             return value
         try:

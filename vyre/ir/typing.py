@@ -111,6 +111,44 @@ def _bits(d: DataType) -> int:
     return d.lanes * (16 if d.scalar is DataType.F16 else 32)
 
 
+_SAME_TYPE_FIX = "make both operands the same type, e.g. with .cast(...)"
+
+
+def _binary_type(op: BinOp, lt: DataType, rt: DataType) -> DataType | tuple[str, str]:
+    """The type of ``lt op rt``, or (message, fix) when the operands do not fit the operator."""
+    fix = _SAME_TYPE_FIX
+    found = f"found {lt.value} and {rt.value}"
+    if op in ARITH_BINOPS:
+        if not lt.is_numeric or not rt.is_numeric:
+            return f"{op.value} needs numeric operands, {found}", fix
+        if lt == rt:
+            return lt
+        if op not in (BinOp.MIN, BinOp.MAX) and lt.scalar == rt.scalar and (lt.is_vector != rt.is_vector):
+            return lt if lt.is_vector else rt
+        return f"{op.value} operands differ: {lt.value} and {rt.value}", fix
+    if op is BinOp.POW:
+        return lt if lt.is_float and lt == rt else (f"pow needs two floats of one type, {found}", fix)
+    if op in BIT_BINOPS:
+        return lt if lt.is_int and lt == rt else (f"{op.value} needs two integers of one type, {found}", fix)
+    if op in SHIFT_BINOPS:
+        if not lt.is_int:
+            return f"{op.value} shifts integers, found {lt.value}", fix
+        if rt != DataType.vector(DataType.U32, lt.lanes):
+            return f"the shift amount must be u32, found {rt.value}", "cast the shift amount with .cast('u32')"
+        return lt
+    if op in COMPARE_BINOPS:
+        if lt != rt or lt.is_vector:
+            return f"{op.value} compares two scalars of one type, {found}", fix
+        if lt.is_bool and op not in (BinOp.EQ, BinOp.NE):
+            return f"{op.value} cannot order bools", "compare bools with == or !="
+        return DataType.BOOL
+    if op in LOGIC_BINOPS:
+        if lt is not DataType.BOOL or rt is not DataType.BOOL:
+            return f"logical {op.value} needs bool operands, {found}", "compare integers first, e.g. (x != 0)"
+        return DataType.BOOL
+    return f"unknown operator {op}", "use a BinOp"  # pragma: no cover
+
+
 class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
     """One ``visit_<Expr class>(e, path)`` per expression class; each returns the type or None."""
 
@@ -214,43 +252,11 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
         rt = self.visit(e.rhs, path + ".rhs")
         if lt is None or rt is None:
             return None
-        op = e.op
-        fix = "make both operands the same type, e.g. with .cast(...)"
-        if op in ARITH_BINOPS:
-            if not lt.is_numeric or not rt.is_numeric:
-                return self.bad(path, e, "type", f"{op.value} needs numeric operands, found {lt.value} and {rt.value}", fix)
-            if lt == rt:
-                return lt
-            if op not in (BinOp.MIN, BinOp.MAX) and lt.scalar == rt.scalar and (lt.is_vector != rt.is_vector):
-                return lt if lt.is_vector else rt
-            return self.bad(path, e, "type", f"{op.value} operands differ: {lt.value} and {rt.value}", fix)
-        if op is BinOp.POW:
-            if not lt.is_float or lt != rt:
-                return self.bad(path, e, "type", f"pow needs two floats of one type, found {lt.value} and {rt.value}", fix)
-            return lt
-        if op in BIT_BINOPS:
-            if not lt.is_int or lt != rt:
-                return self.bad(path, e, "type", f"{op.value} needs two integers of one type, found {lt.value} and {rt.value}", fix)
-            return lt
-        if op in SHIFT_BINOPS:
-            if not lt.is_int:
-                return self.bad(path, e, "type", f"{op.value} shifts integers, found {lt.value}", fix)
-            if rt != DataType.vector(DataType.U32, lt.lanes):
-                return self.bad(path, e, "type", f"the shift amount must be u32, found {rt.value}",
-                                "cast the shift amount with .cast('u32')")
-            return lt
-        if op in COMPARE_BINOPS:
-            if lt != rt or lt.is_vector:
-                return self.bad(path, e, "type", f"{op.value} compares two scalars of one type, found {lt.value} and {rt.value}", fix)
-            if lt.is_bool and op not in (BinOp.EQ, BinOp.NE):
-                return self.bad(path, e, "type", f"{op.value} cannot order bools", "compare bools with == or !=")
-            return DataType.BOOL
-        if op in LOGIC_BINOPS:
-            if lt is not DataType.BOOL or rt is not DataType.BOOL:
-                return self.bad(path, e, "type", f"logical {op.value} needs bool operands, found {lt.value} and {rt.value}",
-                                "compare integers first, e.g. (x != 0)")
-            return DataType.BOOL
-        return self.bad(path, e, "type", f"unknown operator {op}", "use a BinOp")  # pragma: no cover
+        result = _binary_type(e.op, lt, rt)
+        if isinstance(result, DataType):
+            return result
+        message, fix = result
+        return self.bad(path, e, "type", message, fix)
 
     def visit_Select(self, e: Select, path: str) -> DataType | None:
         c = self.visit(e.cond, path + ".cond")
@@ -290,7 +296,8 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
         if len(ts) != len(maybe):
             return None
         if not ts[0].is_float or len(set(ts)) != 1:
-            return self.bad(path, e, "type", f"fma needs three floats of one type, found {', '.join(t.value for t in ts)}",
+            found = ", ".join(t.value for t in ts)
+            return self.bad(path, e, "type", f"fma needs three floats of one type, found {found}",
                             "cast the operands to one float type")
         return ts[0]
 
@@ -303,7 +310,8 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
         vt = self.visit(e.value, path + ".value") if e.value is not None else None
         xt = self.visit(e.expected, path + ".expected") if e.expected is not None else None
         if d not in ATOMIC_TYPES:
-            return self.bad(path, e, "atomic-type", f"atomic {e.op.value} on {e.buffer!r} of type {d.value}; atomics need u32 or i32",
+            return self.bad(path, e, "atomic-type",
+                            f"atomic {e.op.value} on {e.buffer!r} of type {d.value}; atomics need u32 or i32",
                             f"declare {e.buffer!r} as u32 or i32, or use a plain load/store")
         if e.op is AtomicOp.LOAD:
             if e.value is not None:
@@ -317,13 +325,15 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
             return self.bad(path, e, "type", f"atomic {e.op.value} takes no expected value", "drop expected")
         for t, n in ((vt, "value"), (xt, "expected")):
             if t is not None and t != d:
-                self.bad(f"{path}.{n}", getattr(e, n), "type", f"atomic {n} is {t.value} but {e.buffer!r} holds {d.value}",
+                self.bad(f"{path}.{n}", getattr(e, n), "type",
+                         f"atomic {n} is {t.value} but {e.buffer!r} holds {d.value}",
                          f"cast the {n} with .cast('{d.value}')")
         return d
 
     def visit_VecNew(self, e: VecNew, path: str) -> DataType | None:
         if not e.dtype.is_vector:
-            return self.bad(path, e, "type", f"vec(...) builds vectors, {e.dtype.value} is a scalar", "use cast instead")
+            return self.bad(path, e, "type", f"vec(...) builds vectors, {e.dtype.value} is a scalar",
+                            "use cast instead")
         maybe = [self.visit(a, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
         ts = [t for t in maybe if t is not None]
         if len(ts) != len(maybe):

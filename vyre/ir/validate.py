@@ -59,7 +59,9 @@ RULES = {
     "name": "names are valid WGSL identifiers, not WGSL keywords/predeclared names, not `__...` or `_vyre...`",
     "assign-immutable": "only `var` variables are assigned",
     "readonly-store": "stores go only into read_write/write buffers and workgroup arrays",
-    "uniform-misuse": "uniform buffers have a fixed count, a u32/i32/f32 (or vec4) dtype, fit the limit, and no atomics",
+    "uniform-misuse": (
+        "uniform buffers have a fixed count, a u32/i32/f32 (or vec4) dtype, fit the limit, and no atomics"
+    ),
     "atomic-type": "atomics only on u32/i32 read_write buffers or workgroup arrays",
     "barrier-uniformity": "every invocation of a workgroup reaches each barrier",
     "control-flow": "break/continue only inside a loop",
@@ -255,7 +257,8 @@ class _Checker(Visitor[None], covers=STMT_TYPES):
         vt = self.expr(s.value, path + ".value")
         dtype = self.env.array_dtype(s.buffer)
         if dtype is None:
-            self.add("undefined", path, s, f"store into {s.buffer!r}, which is not a declared buffer or workgroup array",
+            self.add("undefined", path, s,
+                     f"store into {s.buffer!r}, which is not a declared buffer or workgroup array",
                      "declare it with b.buffer(...) or b.workgroup_array(...), or check the spelling")
             return
         decl = self.env.buffers.get(s.buffer)
