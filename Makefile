@@ -1,6 +1,6 @@
 # vyre: set-up and checks. Two commands work on a fresh Debian 12 machine:
 #   make demo   install, then run the saxpy job on the default adapter (python -m vyre.demo)
-#   make test   install, then run the test suite
+#   make test   install, then run the checks (ruff, mypy) and the test suite (pytest, 2 workers)
 # Python packages go into .venv from PyPI, Debian packages come from apt-get when the machine
 # lacks them: nothing relies on packages installed by hand.
 
@@ -9,6 +9,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.vyre-installed
 PYTEST_ARGS ?= -q
+# pytest-xdist workers (CI machines have 2 cores); PYTEST_JOBS=0 runs the tests in this process.
+PYTEST_JOBS ?= 2
 # The Vulkan loader and mesa complain without a runtime directory (e.g. as root over ssh).
 XDG_RUNTIME_DIR ?= /tmp
 export XDG_RUNTIME_DIR
@@ -26,11 +28,12 @@ apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	$$sudo apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1)
 
-.PHONY: help install vulkan demo test clean
+.PHONY: help install vulkan demo check test clean
 
 help:
 	@echo "make demo   - install, then run the saxpy demo on the default adapter"
-	@echo "make test   - install, then run the tests"
+	@echo "make check  - install, then run ruff and mypy (configured in pyproject.toml)"
+	@echo "make test   - install, then run the checks and the tests (PYTEST_ARGS=..., PYTEST_JOBS=2)"
 	@echo "make clean  - remove .venv and caches"
 
 # The venv and the editable install with test extras; redone only when pyproject.toml changes.
@@ -52,9 +55,14 @@ install: $(STAMP) vulkan
 demo: install
 	$(PY) -m vyre.demo
 
-test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+# Lint and types: ruff over the code and the tests, mypy over the files listed in pyproject.toml.
+check: $(STAMP)
+	$(PY) -m ruff check vyre tests benches
+	$(PY) -m mypy
+
+test: install check
+	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

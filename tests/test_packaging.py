@@ -133,6 +133,21 @@ def test_ci_runs_make_test():
     assert "make test" in commands
 
 
+def test_make_test_runs_the_checks_then_the_tests():
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\ncheck:", 1)[1].split("\nclean:", 1)[0]
+    steps = [line.strip() for line in recipe.splitlines() if line.startswith("\t")]
+    assert steps == ["$(PY) -m ruff check vyre tests benches", "$(PY) -m mypy",
+                     "$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)"]
+    assert "\ntest: install check\n" in make
+    # the checks' tools come with the test extras; vyre ships its type information
+    assert (PKG / "py.typed").is_file()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"vyre" = ["py.typed"]' in pyproject
+    for tool in ("pytest-xdist", "mypy", "ruff"):
+        assert f'"{tool}>=' in pyproject
+
+
 def test_readme_shows_the_two_commands():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme
