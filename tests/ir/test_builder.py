@@ -382,3 +382,12 @@ def test_build_program_fields():
     assert [(d.name, d.binding) for d in p.buffers] == [("a", 0), ("o", 5), ("p", 6)]
     assert [d.name for d in p.output_buffers] == ["o", "p"]
     assert p.workgroup[0].dtype is DataType.VEC4_F32 and p.workgroup[0].count == 16
+
+
+def test_every_unary_operator_is_a_val_method(b):
+    f = b.lit(1.0)
+    for op in UnOp:
+        if op in (UnOp.NEG, UnOp.NOT):
+            continue
+        v = getattr(f, op.value)()
+        assert v.node == Unary(op=op, arg=f.node), op

@@ -257,3 +257,34 @@ def test_types_live_only_in_dtype_fields():
     for cls in (*NODE_TYPES, BufferDecl, WorkgroupDecl):
         typed = {n for n, info in cls.model_fields.items() if _mentions(info.annotation, (DataType,))}
         assert typed <= {"dtype"}, f"{cls.__name__} holds a DataType in {sorted(typed - {'dtype'})}"
+
+
+def test_every_visitor_of_vyre_handles_every_node_class_it_meets():
+    from vyre.backends.interpreter import Chunk
+    from vyre.ir.passes.rewriter import Rewriter
+    from vyre.ir.text import _Lines, _Text
+    from vyre.ir.typing import _Infer
+    from vyre.ir.uniformity import _Analysis
+    from vyre.ir.validate import _Checker
+    from vyre.lower.exprs import ExprRenderer
+    from vyre.lower.wgsl import _StmtRenderer
+
+    expected = {
+        _Infer: EXPR_TYPES, _Text: NODE_TYPES, _Lines: STMT_TYPES, _Analysis: STMT_TYPES, _Checker: STMT_TYPES,
+        Rewriter: STMT_TYPES, ExprRenderer: EXPR_TYPES, _StmtRenderer: STMT_TYPES, Chunk: NODE_TYPES,
+    }
+    for visitor, classes in expected.items():
+        missing = set(classes) - visitor.handled()
+        assert not missing, f"{visitor.__qualname__} lacks {sorted(c.__name__ for c in missing)}"
+
+
+def test_a_node_class_missing_from_the_table_fails_loudly():
+    class Novel(nodes.Node):  # what a new node kind looks like before it is added everywhere
+        kind: str = "novel"
+
+    with pytest.raises(UnknownNode, match="Novel is not an IR node class"):
+        expr_children(Novel())
+    with pytest.raises(UnknownNode):
+        list(iter_stmts([Novel()]))  # type: ignore[list-item]
+    with pytest.raises(MissingHandler, match="Novel is not an IR node"):
+        _Count().visit(Novel())
