@@ -995,3 +995,32 @@ def test_large_workgroup_arrays_with_tiny_workgroups():
     n = 200000
     (o,) = run(build(b), config=DispatchConfig(counts={"out": n}))
     np.testing.assert_array_equal(o, 2 * np.arange(n, dtype=np.uint32))
+
+
+def test_atomic_operands_run_in_evaluation_order():
+    """index, expected, value: the order of vyre.ir.traverse.CHILD_FIELDS and of the WGSL lowering, which
+    hoists atomics nested in the operands in that order (lavapipe gives the same counter and slot). The builder
+    binds every atomic to a let where it is written, so only hand-built or decoded programs nest them."""
+    from vyre.ir.nodes import Atomic, AtomicOp, Let, Lit
+    from vyre.ir.program import BufferDecl, Program
+    from vyre.ir.traverse import expr_children
+    from vyre.ir.types import Access
+    from vyre.ir.validate import check
+
+    def u32(v):
+        return Lit(dtype=DataType.U32, value=v)
+
+    def bump():
+        return Atomic(op=AtomicOp.ADD, buffer="counter", index=u32(0), value=u32(1))
+
+    swap = Atomic(op=AtomicOp.COMPARE_EXCHANGE, buffer="slot", index=u32(0), expected=bump(), value=bump())
+    assert [c.kind for c in expr_children(swap)] == ["lit", "atomic", "atomic"]
+    p = Program(name="atomic_order", workgroup_size=(1, 1, 1), buffers=[
+        BufferDecl(name="counter", binding=0, dtype=DataType.U32, access=Access.READ_WRITE),
+        BufferDecl(name="slot", binding=1, dtype=DataType.U32, access=Access.READ_WRITE),
+    ], body=[Let(name="old", value=swap)])
+    assert check(p) == []
+    counter, slot = run(p, [np.zeros(1, np.uint32), np.zeros(1, np.uint32)])
+    # expected runs first (old counter 0), then value (old counter 1): slot held 0 == expected, so it takes 1.
+    # Evaluating value first would compare against 1 and leave the slot at 0.
+    assert counter.tolist() == [2] and slot.tolist() == [1]

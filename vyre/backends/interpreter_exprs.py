@@ -168,9 +168,11 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         return sem.fma(a, b, c)
 
     def visit_Atomic(self, e: Atomic) -> np.ndarray:
+        # operands in the evaluation order of vyre.ir.traverse.CHILD_FIELDS (index, expected, value),
+        # the order the WGSL lowering runs atomics nested in them
         index = self.visit(e.index)
-        value = None if e.value is None else self.visit(e.value)
         expected = None if e.expected is None else self.visit(e.expected)
+        value = None if e.value is None else self.visit(e.value)
         return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
 
     def visit_VecNew(self, e: VecNew) -> np.ndarray:
