@@ -25,7 +25,8 @@ import json
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,6 @@ import numpy as np
 if TYPE_CHECKING:
     from .backends.base import Backend
 
-BACKENDS = ("reference", "wgpu")
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 
 
@@ -81,31 +81,49 @@ class _Backend:
     name: str
     runner: Backend | None = None  # the backend object, None when it could not be opened
     error: str = ""
-    features: frozenset = field(default_factory=frozenset)
+    features: frozenset[str] | None = None  # its adapter's features; None: no op needs anything of it
 
 
-def _open_backends(names) -> tuple[list[_Backend], dict]:
+#: What an opener returns: the backend, its adapter features (None when ops need none of it), and
+#: the description of its device for the certificate (None when there is no device).
+Opened = tuple["Backend", "frozenset[str] | None", "dict[str, Any] | None"]
+
+
+def _open_reference() -> Opened:
+    from .backends.reference import ReferenceBackend
+
+    return ReferenceBackend(), None, None
+
+
+def _open_wgpu() -> Opened:
+    from .backends.wgpu import WgpuBackend
+
+    gpu = WgpuBackend.acquire()
+    adapter = {**{k: _plain(v) for k, v in dict(gpu.adapter_info).items()}, "features": sorted(gpu.features)}
+    return gpu, frozenset(gpu.features), adapter
+
+
+#: The backend columns of the conformance run, by name: a new backend adds its opener here and
+#: every op witness runs on it (``--backend NAME`` alone, or ``all``).
+OPENERS: dict[str, Callable[[], Opened]] = {"reference": _open_reference, "wgpu": _open_wgpu}
+BACKENDS = tuple(OPENERS)
+
+
+def _open_backends(names) -> tuple[list[_Backend], dict[str, Any]]:
     out: list[_Backend] = []
     adapter: dict[str, Any] = {}
     for name in names:
-        if name == "reference":
-            from .backends.reference import ReferenceBackend
-
-            out.append(_Backend(name, ReferenceBackend()))
-        elif name == "wgpu":
-            try:
-                from .backends.wgpu import WgpuBackend
-
-                gpu = WgpuBackend.acquire()
-            except Exception as exc:  # no adapter, no wgpu: every cell of the column errors
-                out.append(_Backend(name, None, f"{type(exc).__name__}: {exc}"))
-                adapter = {"error": f"{type(exc).__name__}: {exc}"}
-                continue
-            out.append(_Backend(name, gpu, features=frozenset(gpu.features)))
-            adapter = {**{k: _plain(v) for k, v in dict(gpu.adapter_info).items()},
-                       "features": sorted(gpu.features)}
-        else:
+        if name not in OPENERS:
             raise ValueError(f"unknown backend {name!r}; choose from {', '.join(BACKENDS)}")
+        try:
+            runner, features, device = OPENERS[name]()
+        except Exception as exc:  # no adapter, no wgpu: every cell of the column errors
+            out.append(_Backend(name, None, f"{type(exc).__name__}: {exc}"))
+            adapter = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        out.append(_Backend(name, runner, features=features))
+        if device is not None:
+            adapter = device
     return out, adapter
 
 
@@ -125,7 +143,7 @@ def _cell(spec, backend: _Backend, pipe, w, want, tol) -> tuple[dict, list[str],
     from .ops.api import execute
     from .ops.registry import compare
 
-    missing = sorted(set(spec.needs_of(w.params)) - backend.features) if backend.name == "wgpu" else []
+    missing = sorted(set(spec.needs_of(w.params)) - backend.features) if backend.features is not None else []
     if backend.runner is None:
         return {"status": ERROR, "detail": backend.error}, [], 0.0
     if missing:
