@@ -291,6 +291,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         sub.mem = dict(self.mem)
         for w in self.program.workgroup:
             m = copy.copy(self.mem[w.name])
+            assert m.base is not None  # workgroup arrays have one copy per workgroup
             m.base = m.base[idx]
             sub.mem[w.name] = m
         sub.all = np.ones(sub.L, dtype=bool)

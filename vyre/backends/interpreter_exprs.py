@@ -75,25 +75,25 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         return self._builtins[key]
 
     def _builtin(self, name: BuiltinName, axis: int | None) -> np.ndarray:
-        gx, gy, _ = self.grid
-        wx, wy, _ = self.program.workgroup_size
         w = self.wg_start + self.wg_local
         loc = self.local
+        if name is BuiltinName.LOCAL_INDEX:
+            return loc.astype(np.uint32)
+        if name is BuiltinName.GLOBAL_INDEX:
+            return (w * self.inv + loc).astype(np.uint32)  # wraps like u32 arithmetic on the GPU
+        assert axis is not None  # the vec3 built-ins have an axis (validated)
         if name is BuiltinName.NUM_WORKGROUPS:
             return np.array([self.grid[axis]], dtype=np.uint32)
-        if name is BuiltinName.LOCAL_INDEX:
-            v = loc
-        elif name is BuiltinName.GLOBAL_INDEX:
-            v = w * self.inv + loc
-        else:
-            wid = (w % gx, (w // gx) % gy, w // (gx * gy))[axis]
-            lid = (loc % wx, (loc // wx) % wy, loc // (wx * wy))[axis]
-            if name is BuiltinName.WORKGROUP_ID:
-                v = wid
-            elif name is BuiltinName.LOCAL_ID:
-                v = lid
-            else:  # GLOBAL_ID
-                v = wid * self.program.workgroup_size[axis] + lid
+        gx, gy, _ = self.grid
+        wx, wy, _ = self.program.workgroup_size
+        wid = (w % gx, (w // gx) % gy, w // (gx * gy))[axis]
+        lid = (loc % wx, (loc // wx) % wy, loc // (wx * wy))[axis]
+        if name is BuiltinName.WORKGROUP_ID:
+            v = wid
+        elif name is BuiltinName.LOCAL_ID:
+            v = lid
+        else:  # GLOBAL_ID
+            v = wid * self.program.workgroup_size[axis] + lid
         return v.astype(np.uint32)  # wraps like u32 arithmetic on the GPU
 
     def visit_Unary(self, e: Unary) -> np.ndarray:

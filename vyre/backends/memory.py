@@ -85,6 +85,7 @@ class Memory:
         if op is AtomicOp.LOAD:
             old[lanes] = self.view[addr]
             return old
+        assert value is not None  # every atomic but load has a value (validated)
         vals = np.broadcast_to(value, (n,))[lanes]
         order = np.argsort(addr, kind="stable")  # lane order kept inside each address
         a = addr[order]
@@ -104,6 +105,7 @@ class Memory:
             old_s[1:] = np.where(start[1:], base[1:], v[:-1])
             final = v[end]
         elif op is AtomicOp.COMPARE_EXCHANGE:
+            assert expected is not None  # compare_exchange has an expected value (validated)
             exp = np.broadcast_to(expected, (n,))[lanes][order]
             old_s, final = _compare_exchange(base, v, exp, start, end)
         else:

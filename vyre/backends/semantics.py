@@ -125,8 +125,8 @@ def count_ones(x: np.ndarray) -> np.ndarray:
 
 def reverse_bits(x: np.ndarray) -> np.ndarray:
     v = _u32(x)
-    for shift, m in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
-        s, m = np.uint32(shift), np.uint32(m)
+    for shift, mask in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
+        s, m = np.uint32(shift), np.uint32(mask)
         v = ((v >> s) & m) | ((v & m) << s)
     v = (v >> np.uint32(16)) | (v << np.uint32(16))
     return v.view(x.dtype)
