@@ -71,12 +71,12 @@ def test_loss_then_recovery_gives_identical_results(backend):
             use()
     backend.try_recover()
     assert not backend.device_lost()
-    assert backend._resident_handles == 0 and backend._resident_bytes == 0
+    assert backend.stats()["resident"] == {"bytes": 0, "handles": 0}
     for name in ("upload", "download", "range", "dispatch", "sequence", "free"):
         with pytest.raises(DeviceLostError, match="before the GPU device was lost"):
             uses[name]()
     new = backend.allocate_resident(4000)
-    assert new.generation == backend._generation != old.generation
+    assert new.generation == backend.generation != old.generation
     after = _run(backend, new, x)
     assert after.tobytes() == before.tobytes()
     np.testing.assert_array_equal(backend.run_pipeline(PIPE, [x[:100]])[0], pipe_before)

@@ -76,7 +76,7 @@ def np_mix(a, y):
 
 
 class Counting:
-    """Wraps a wgpu object and counts calls of the named methods."""
+    """Wraps an object (the executor's driver, a wgpu object) and counts calls of the named methods."""
 
     def __init__(self, inner, names):
         self._inner, self.calls = inner, {n: 0 for n in names}
@@ -89,6 +89,24 @@ class Counting:
                 return attr(*a, **k)
             return counted
         return attr
+
+
+class MapSpy(Counting):
+    """The executor's driver, counting writes, submits and maps by mode (1 read, 2 write)."""
+
+    def __init__(self, inner):
+        super().__init__(inner, ["write", "submit"])
+        self.maps = {1: 0, 2: 0}
+
+    def map(self, buf, mode, size):
+        self.maps[mode] += 1
+        return self._inner.map(buf, mode, size)
+
+
+def spy_driver(gpu, monkeypatch) -> MapSpy:
+    spy = MapSpy(gpu._executor.driver)
+    monkeypatch.setattr(gpu._executor, "driver", spy)
+    return spy
 
 
 @pytest.fixture
@@ -111,7 +129,7 @@ def handles(gpu):
 # ----------------------------------------------------------------------------- handles and transfers
 def test_handle_fields_and_roundtrip(gpu, handles):
     h = handles(4096)
-    assert isinstance(h, ResidentHandle) and h.nbytes == 4096 and h.generation == gpu._generation
+    assert isinstance(h, ResidentHandle) and h.nbytes == 4096 and h.generation == gpu.generation
     assert hash(h) == hash(ResidentHandle(h.id, h.nbytes, h.generation, h.owner))
     assert not gpu.download_resident(h).any(), "a new resident buffer is zero-filled"
     data = np.random.default_rng(1).integers(0, 2**32, 1024, dtype=U32)
@@ -131,10 +149,9 @@ def test_ranges_read_back_exactly_in_one_map(gpu, handles, monkeypatch):
     gpu.upload_resident_many([(h, r, 0) for h, r in zip(hs, raw)])
     ranges = [(hs[0], 0, 64), (hs[1], 3, 5), (hs[2], 1000, 30000), (hs[1], 1020, 4), (hs[0], 17, 0), hs[2],
               (hs[2], 39999, 1)]
-    maps = Counting(gpu._staging, ["map_readback"])
-    monkeypatch.setattr(gpu, "_staging", maps)
+    spy = spy_driver(gpu, monkeypatch)
     got = gpu.download_resident_ranges(ranges)
-    assert maps.calls["map_readback"] == 1
+    assert spy.maps == {1: 1, 2: 0} and spy.calls["submit"] == 1
     for (h, off, n), g in zip([r if isinstance(r, tuple) else (r, 0, r.nbytes) for r in ranges], got):
         k = hs.index(h)
         assert g.dtype == np.uint8
@@ -143,25 +160,21 @@ def test_ranges_read_back_exactly_in_one_map(gpu, handles, monkeypatch):
 
 def test_upload_many_is_one_staging_copy_and_one_submit(gpu, handles, monkeypatch):
     rng = np.random.default_rng(3)
-    hs = [handles(1 << 16) for _ in range(3)]
+    hs = [handles(1 << 18) for _ in range(3)]  # over the executor's 512 KiB write_buffer total, each over 64 KiB
     data = [rng.integers(0, 2**32, h.nbytes // 4, dtype=U32) for h in hs]
-    staging = Counting(gpu._staging, ["map_upload"])
-    queue = Counting(gpu._queue, ["submit", "write_buffer"])
-    monkeypatch.setattr(gpu, "_staging", staging)
-    monkeypatch.setattr(gpu, "_queue", queue)
-    gpu.upload_resident_many([(hs[0], data[0], 0), (hs[1], data[1][: 1000], 400), (hs[2], memoryview(data[2]))])
-    assert staging.calls["map_upload"] == 1 and queue.calls == {"submit": 1, "write_buffer": 0}
+    spy = spy_driver(gpu, monkeypatch)
+    gpu.upload_resident_many([(hs[0], data[0], 0), (hs[1], data[1][: 20000], 400), (hs[2], memoryview(data[2]))])
+    assert spy.maps == {1: 0, 2: 1} and spy.calls == {"submit": 1, "write": 0}
     monkeypatch.undo()
     np.testing.assert_array_equal(gpu.download_resident(hs[0]).view(U32), data[0])
-    np.testing.assert_array_equal(gpu.download_resident_range(hs[1], 400, 4000).view(U32), data[1][:1000])
+    np.testing.assert_array_equal(gpu.download_resident_range(hs[1], 400, 80000).view(U32), data[1][:20000])
     np.testing.assert_array_equal(gpu.download_resident(hs[2]).view(U32), data[2])
 
 
 def test_bad_uses_raise_before_gpu_work(gpu, handles, monkeypatch):
     a, b = handles(256), handles(256)
     gpu.upload_resident(a, np.arange(64, dtype=U32))
-    queue = Counting(gpu._queue, ["submit", "write_buffer"])
-    monkeypatch.setattr(gpu, "_queue", queue)
+    spy = spy_driver(gpu, monkeypatch)
     bad = [
         lambda: gpu.upload_resident(a, np.zeros(65, U32)),  # past the end
         lambda: gpu.upload_resident(a, np.zeros(4, U32), offset=250),  # past the end
@@ -187,13 +200,13 @@ def test_bad_uses_raise_before_gpu_work(gpu, handles, monkeypatch):
     for k, fn in enumerate(bad):
         with pytest.raises(DispatchError):
             fn()
-        assert queue.calls == {"submit": 0, "write_buffer": 0}, f"case {k} did GPU work before failing"
+        assert spy.calls == {"submit": 0, "write": 0}, f"case {k} did GPU work before failing"
     gpu.free_resident(b)
     for fn in (lambda: gpu.free_resident(b), lambda: gpu.download_resident(b), lambda: gpu.upload_resident(b, b"1234"),
                lambda: gpu.dispatch_resident(MIX, [a, b]), lambda: gpu.dispatch_resident_sequence([(MUL3, [b])])):
         with pytest.raises(DispatchError, match="freed"):
             fn()
-    assert queue.calls == {"submit": 0, "write_buffer": 0}
+    assert spy.calls == {"submit": 0, "write": 0} and spy.maps == {1: 0, 2: 0}
     monkeypatch.undo()
     np.testing.assert_array_equal(gpu.download_resident(a).view(U32), np.arange(64, dtype=U32))
 
@@ -201,13 +214,14 @@ def test_bad_uses_raise_before_gpu_work(gpu, handles, monkeypatch):
 def test_a_failed_readback_is_translated_and_the_backend_stays_usable(gpu, handles, monkeypatch):
     h = handles(64)
     gpu.upload_resident(h, np.arange(16, dtype=U32))
-    real = gpu._staging.map_readback
+    driver = gpu._executor.driver
 
-    def fail_after_mapping(nbytes):
-        real(nbytes)  # leaves the staging buffer mapped
-        raise RuntimeError("simulated map failure")
+    class FailAfterMapping(Counting):
+        def map(self, buf, mode, size):
+            driver.map(buf, mode, size)  # leaves the staging buffer mapped
+            raise RuntimeError("simulated map failure")
 
-    monkeypatch.setattr(gpu._staging, "map_readback", fail_after_mapping)
+    monkeypatch.setattr(gpu._executor, "driver", FailAfterMapping(driver, []))
     with pytest.raises(DispatchError, match="simulated map failure"):
         gpu.download_resident(h)
     monkeypatch.undo()
@@ -286,8 +300,8 @@ def test_repeated_resident_dispatch_creates_no_gpu_objects(gpu, handles, monkeyp
     gpu.dispatch_resident_sequence(steps, read=[ho])  # warm: pipelines, params, bind groups
     keys = ("buffers_created", "bind_groups_created")
     before = {k: gpu._stats.get(k, 0) for k in keys}
-    device = Counting(gpu._device, ["create_buffer", "create_bind_group", "create_bind_group_layout"])
-    monkeypatch.setattr(gpu, "_device", device)
+    device = Counting(gpu._dev.device, ["create_buffer", "create_bind_group", "create_bind_group_layout"])
+    monkeypatch.setattr(gpu._dev, "device", device)
     for _ in range(5):
         gpu.dispatch_resident(ADD_K, [hk, hx, ho])
         gpu.dispatch_resident_sequence(steps, read=[ho])
@@ -339,12 +353,12 @@ def test_threads_share_the_backend(gpu):
 
 
 def test_resident_stats_and_free(gpu):
-    n0, b0 = gpu._resident_handles, gpu._resident_bytes
+    n0, b0 = gpu._resident.handles, gpu._resident.nbytes
     h = gpu.allocate_resident(1 << 20)
-    assert (gpu._resident_handles, gpu._resident_bytes) == (n0 + 1, b0 + (1 << 20))
+    assert (gpu._resident.handles, gpu._resident.nbytes) == (n0 + 1, b0 + (1 << 20))
     assert gpu.stats()["resident"] == {"bytes": b0 + (1 << 20), "handles": n0 + 1}
     gpu.free_resident(h)
-    assert (gpu._resident_handles, gpu._resident_bytes) == (n0, b0)
+    assert (gpu._resident.handles, gpu._resident.nbytes) == (n0, b0)
 
 
 # ----------------------------------------------------------------------------- op pipelines
@@ -487,7 +501,7 @@ def test_large_transfers_take_the_threaded_copy_path(gpu, monkeypatch):
 
     monkeypatch.setattr(hostcopy, "PARALLEL_MIN_BYTES", 1 << 12)
     monkeypatch.setattr(hostcopy, "_threads", lambda: 3)  # chunks that do not divide the size evenly
-    monkeypatch.setattr(type(gpu), "resident_write_threshold", 0, raising=False)
+    monkeypatch.setattr(gpu._executor, "upload_map_threshold", 0)  # every upload through the mapped staging buffer
     data = np.random.default_rng(3).integers(0, 2**32, 300_001, dtype=np.uint64).astype(np.uint32)
     h = gpu.allocate_resident(data.nbytes)
     try:

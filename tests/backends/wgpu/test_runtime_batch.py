@@ -100,7 +100,7 @@ def test_many_jobs_of_one_program_in_one_submission(gpu, monkeypatch):
     assert s2["bind_groups_created"] == s1["bind_groups_created"]
     assert s2["submits"] == s1["submits"] + 1
     # submissions are split at batch_max_jobs
-    monkeypatch.setattr(gpu, "batch_max_jobs", 16)
+    monkeypatch.setattr(gpu._dispatcher, "batch_max_jobs", 16)
     results = gpu.dispatch_batch(jobs)
     assert gpu.stats()["submits"] == s2["submits"] + 3
     for (prog, (x, y)), (out,) in zip(jobs, results):
@@ -117,14 +117,15 @@ def test_zero_grid_and_empty_batch(gpu):
 def test_a_failed_submission_is_retried_job_by_job(gpu, monkeypatch):
     p = axpy(4)
     jobs = [(p, inputs(50, k)) for k in range(4)]
-    real = type(gpu)._submit
+    runner = gpu._dispatcher.runner
+    real = runner.run
 
-    def picky(self, jobs_, rsets):
+    def picky(jobs_):
         if len(jobs_) > 1:
             raise DispatchError("simulated GPU rejection of the whole submission")
-        return real(self, jobs_, rsets)
+        return real(jobs_)
 
-    monkeypatch.setattr(type(gpu), "_submit", picky)
+    monkeypatch.setattr(runner, "run", picky)
     results = gpu.dispatch_batch(jobs)
     for (prog, (x, y)), (out,) in zip(jobs, results):
         np.testing.assert_allclose(out, x * np.float32(4) + y, rtol=1e-6)

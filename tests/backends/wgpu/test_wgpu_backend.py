@@ -485,7 +485,7 @@ def test_bad_inputs_fail_before_gpu_work(any_backend, monkeypatch, case):
 
 def test_storage_limit_checked_before_gpu_work(hand, monkeypatch):
     counter = CreateBufferCounter(monkeypatch, hand)
-    monkeypatch.setitem(hand._limits, "max-storage-buffer-binding-size", 1024)
+    monkeypatch.setitem(hand._dev.limits, "max-storage-buffer-binding-size", 1024)
     with pytest.raises(DispatchError, match="storage binding limit"):
         hand.dispatch(saxpy_program(), saxpy_inputs(1000))
     assert counter.calls == 0
@@ -563,7 +563,7 @@ def test_threads_share_one_backend(any_backend):
 
 # ----------------------------------------------------------------------------- features and errors
 def test_f16_without_shader_f16_is_unsupported(any_backend, monkeypatch):
-    monkeypatch.setattr(any_backend, "_features", frozenset(f for f in any_backend.features if f != "shader-f16"))
+    monkeypatch.setattr(any_backend._dev, "features", frozenset(f for f in any_backend.features if f != "shader-f16"))
     assert not any_backend.supports_f16()
     with pytest.raises(UnsupportedFeatureError) as ei:
         any_backend.dispatch(types_program(), [np.zeros((1, 3), np.float32), np.zeros(1, bool),

@@ -1,45 +1,68 @@
-"""WgpuBackend: runs vyre programs on a WebGPU device through wgpu-py.
+"""WgpuBackend: the public face of vyre's WebGPU backend, a thin facade over composed parts.
 
-One dispatch = validate (cached) → plan (all input checks, no GPU work) → pipeline (memory
-LRU → disk cache of lowerings → lowering; see compile.py) → buffers of the pipeline's job
-slot (from the pool; reused when the shape repeats, so no create_buffer/create_bind_group)
-→ one command encoder with the uploads' copies, one compute pass and the copies of every
-output into the reused MAP_READ staging buffer → one submit → one map → numpy (execute.py).
+* :class:`~.device.Device`: adapter, device, queue, limits, features, the lock, the
+  generation, loss detection and recovery.
+* :class:`~.pipeline_store.PipelineStore`: validation memo, lowering, disk cache, pipeline LRU,
+  bind-group layouts.
+* :class:`~.executor.Executor`: the one path from a :class:`~.work.Work` (writes, passes of
+  dispatches, reads) to results: encode, submit, wait, map, read, timestamps, and the
+  translation of every wgpu failure into a vyre error.
+* :class:`~.resident.ResidentStore`: resident handles, their buffers, generation checks.
+* Builders of Work, one per way of running work: :class:`~.jobs.JobRunner` and
+  :class:`~.dispatcher.Dispatcher` (dispatch, compiled, timed, batch), :class:`~.async_dispatch.AsyncRunner`,
+  :class:`~.escape.RawWgsl`, :class:`~.sequence.Sequences` (resident dispatch and sequences),
+  :class:`~.pipeline_run.OpPipelines` (op pipelines).
 
-The class is assembled from one mixin per concern: compile.py (compilation and caches),
-execute.py (encode/submit/readback), batch.py, escape.py (raw WGSL, probe_op), caps.py
-(capabilities), lifecycle.py (shared/new/shutdown/flush, device loss and recovery).
-
-The device and queue are used under one RLock (``_lock``), so a backend may be shared by
-threads (their GPU work is serialized). Every wgpu exception is translated into a vyre error.
+Every public method checks its arguments before any GPU work and raises vyre errors only.
+The device and queue are used under one RLock (``lock``), so a backend may be shared by threads.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ...errors import DispatchError, LoweringError, NoAdapterError
-from ...ir.types import Access
+from ...errors import DispatchError, LoweringError, NoAdapterError, VyreError
+from ...ir.program import Program
+from ..artifact import CompiledProgram
+from ..base import Capabilities
 from ..config import DispatchConfig
-from ..host import DispatchPlan, fold_grid, plan_dispatch, storage_to_host
-from . import adapter as _adapter
-from .async_dispatch import AsyncMixin
-from .batch import BatchMixin
-from .caps import CapabilitiesMixin
-from .compile import CompileMixin
-from .device import create_device
+from ..handles import ResidentHandle
+from . import caps
+from .async_dispatch import AsyncRunner, PendingDispatch
+from .compiled import PersistentPipeline
+from .device import Device
+from .dispatcher import Dispatcher, coerce_config
 from .disk_cache import DiskCache
-from .escape import EscapeMixin
-from .execute import ExecutorMixin, job_from_plan
-from .keys import adapter_identity, lowering_contract
-from .lifecycle import LifecycleMixin
-from .pipelines import DEFAULT_CAPACITY, LayoutCache, PipelineCache
+from .escape import RawWgsl, probe_op
+from .executor import Executor
+from .jobs import JobRunner
+from .keys import lowering_contract
+from .pipeline_run import OpPipelines
+from .pipeline_store import PipelineStore
+from .pipelines import DEFAULT_CAPACITY, CompiledPipeline
 from .pool import DEFAULT_CAP, BufferPool
-from .resident import ResidentMixin
-from .transfer import Staging, Stats, align, as_bytes4
+from .resident import ResidentStore
+from .sequence import Sequences
+from .timestamps import TimedDispatch
+from .transfer import MIN_STAGING, Stats
+
+_USE_ENV = object()
+
+#: The shader prepare() runs once (input at binding 0, output at binding 1, like dispatch_wgsl binds them).
+WARM_WGSL = """
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
+"""
+
+#: Counters stats() always reports (0 until they happen).
+_COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
+             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
+             "validations", "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt",
+             "disk_cache_errors", "pool_releases", "invalidations", "resident_dispatches")
 
 
 def _default_lower(program):
@@ -51,38 +74,7 @@ def _default_lower(program):
     return lower(program)
 
 
-_USE_ENV = object()
-
-#: Remembered repeat dispatches per backend (see WgpuBackend._dispatch_via).
-REPEAT_CAPACITY = 256
-
-
-def _repeat_key(program, inputs) -> tuple | None:
-    """(fingerprint, dtype, length, ...) of a dispatch whose inputs are all 1-D contiguous numpy arrays, else
-    None. Planning is a function of the program and these (with no config and the same device)."""
-    if type(inputs) is not list and type(inputs) is not tuple:
-        return None
-    fp = program.__dict__.get("fingerprint")  # the cached property, computed by validation
-    if fp is None:
-        return None
-    key = [fp]
-    for v in inputs:
-        if type(v) is not np.ndarray or v.ndim != 1 or not v.flags.c_contiguous:
-            return None
-        key.append(v.dtype)
-        key.append(v.shape[0])
-    return tuple(key)
-
-#: Counters stats() always reports (0 until they happen).
-_COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
-             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
-             "validations",
-             "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt", "disk_cache_errors",
-             "pool_releases", "invalidations")
-
-
-class WgpuBackend(ResidentMixin, AsyncMixin, CompileMixin, ExecutorMixin, BatchMixin, EscapeMixin,
-                 CapabilitiesMixin, LifecycleMixin):
+class WgpuBackend:
     """A vyre backend on a real WebGPU adapter (any Vulkan/Metal/D3D12 GPU, or lavapipe on a CPU).
 
     Create with :meth:`acquire` (best adapter, or the one ``VYRE_ADAPTER`` names),
@@ -96,107 +88,188 @@ class WgpuBackend(ResidentMixin, AsyncMixin, CompileMixin, ExecutorMixin, BatchM
     """
 
     name = "wgpu"
+    _shared: ClassVar[WgpuBackend | None] = None
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, adapter_index: int | None = None, *, lower: Callable | None = None,
                  pipeline_cache_capacity: int = DEFAULT_CAPACITY, pool_cap_bytes: int = DEFAULT_CAP,
-                 disk_cache=_USE_ENV):
-        self._lock = threading.RLock()
-        self._stats = Stats()
-        self._choice: _adapter.AdapterChoice = _adapter.select_adapter(adapter_index)
-        self._lower_fn = lower or _default_lower
-        self._contract = lowering_contract(lower)
-        self._identity = adapter_identity(self._choice.info)
-        #: (fingerprint, dtype, length, ...) -> (job, its input binds, _plan_limits()): see _dispatch_via
-        self._repeats: dict[tuple, tuple] = {}
-        self._cache = PipelineCache(pipeline_cache_capacity, release=self._release_pipeline)
-        self._pool_cap = int(pool_cap_bytes)
-        self._pool: BufferPool | None = None
-        self._layouts: LayoutCache | None = None
+                 disk_cache: Any = _USE_ENV):
+        self._stats = stats = Stats()
+        self._dev = dev = Device(adapter_index)
+        contract = lowering_contract(lower)
         if disk_cache is _USE_ENV:
-            self._disk = DiskCache.from_env(self._contract, self._stats) if lower is None else None
+            disk = DiskCache.from_env(contract, stats) if lower is None else None
         elif disk_cache is False or disk_cache is None:
-            self._disk = None
+            disk = None
         else:
-            self._disk = DiskCache(disk_cache, self._contract, self._stats)
-        self._init_compile_state()
-        self._lost = False
-        self._closed = False
-        self._use_clock = 0
-        #: Device generation: bumped when the device is lost and when a new one is opened, so
-        #: anything tied to an older device (resident handles, pipelines) can tell it is stale.
-        self._generation = 0
+            disk = DiskCache(disk_cache, contract, stats)
+        self._store = PipelineStore(dev, stats, lower or _default_lower, contract, disk,
+                                    pipeline_cache_capacity, release=self._release_pipeline)
+        self._pool: BufferPool | None = None
+        self._pool_cap = int(pool_cap_bytes)
+        self._executor = ex = Executor(dev, stats)
+        self._dispatcher: Dispatcher | None = None
+        self._resident = ResidentStore(dev, self._store, stats)
+        self._sequences = Sequences(dev, self._resident, ex, stats)
+        self._pipelines = OpPipelines(dev, self._resident, ex)
         self._open_device()
 
-    # ---- construction -------------------------------------------------------
+    def _open_device(self) -> None:
+        """Open the device and point every part at it (first use, and after a recovery)."""
+        self._dev.open()
+        self._pool = BufferPool(self._dev.device, self._stats, self._pool_cap)
+        self._open_device_parts()
+
+    def _release_pipeline(self, pipeline: CompiledPipeline) -> None:
+        """Called by the pipeline cache for each pipeline that leaves it: its buffers go back to the pool."""
+        if self._pool is not None:
+            pipeline.release_resources(self._pool)
+        if self._dispatcher is not None:
+            self._dispatcher.forget(pipeline)
+
+    # ---- construction and lifecycle -------------------------------------------------------------
     @classmethod
-    def acquire(cls, **kwargs) -> "WgpuBackend":
+    def acquire(cls, **kwargs: Any) -> WgpuBackend:
         """The best adapter (discrete > integrated > native CPU > other; never OpenGL when a native
         backend exists), or the one ``VYRE_ADAPTER`` (an index or a name substring) names."""
         return cls(**kwargs)
 
     @classmethod
-    def acquire_adapter(cls, index: int, **kwargs) -> "WgpuBackend":
+    def acquire_adapter(cls, index: int, **kwargs: Any) -> WgpuBackend:
         """Bind to adapter ``index`` of ``wgpu.gpu.enumerate_adapters_sync()``. Raises NoAdapterError."""
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise NoAdapterError(f"adapter index must be an int, got {index!r}", fix="pass 0, 1, ...")
         return cls(adapter_index=int(index), **kwargs)
 
-    def _open_device(self) -> None:
-        adapter = self._choice.adapter
-        self._device, self._features, self._limits = create_device(adapter, label="vyre")
-        self._adapter_limits = {str(k): v for k, v in dict(adapter.limits).items()}
-        self._queue = self._device.queue
-        self._staging = Staging(self._device, self._stats, self._limits.get("max-buffer-size"))
-        if self._pool is None:
-            self._pool = BufferPool(self._device, self._stats, self._pool_cap)
-            self._layouts = LayoutCache(self._device, self._stats)
-        else:
-            self._pool.clear(self._device)
-            self._layouts.clear(self._device)
-        self._cache.clear()
-        self._repeats.clear()
-        self._lost = False
-        self._generation += 1
+    @classmethod
+    def new(cls, adapter_index: int | None = None, **kwargs: Any) -> WgpuBackend:
+        """A fresh backend of its own (its own device, caches and pool)."""
+        return cls(adapter_index, **kwargs)
 
-    def _release_pipeline(self, pipeline) -> None:
-        """Called by the pipeline cache for each pipeline that leaves it: its buffers go back to the pool."""
-        if self._pool is not None:
-            pipeline.release_resources(self._pool)
-        stale = [k for k, entry in self._repeats.items() if entry[0].compiled is pipeline]
-        for k in stale:
-            self._repeats.pop(k, None)
+    @classmethod
+    def shared(cls) -> WgpuBackend:
+        """The process-wide backend (thread-safe; created on first use). A shut-down shared backend is
+        replaced by a new one; a lost one is recovered in place (or replaced when that fails)."""
+        with cls._shared_lock:
+            s = cls._shared
+            if s is not None and s._dev.lost and not s._dev.closed:
+                try:
+                    s.try_recover()
+                except VyreError:
+                    s = None
+            if s is None or s._dev.closed or s._dev.lost:
+                s = cls.acquire()
+                cls._shared = s
+            return s
 
-    # ---- identity, configuration and counters ------------------------------------
+    def _drop_device_state(self) -> None:
+        """Forget everything tied to the current device (memory caches, pooled buffers, staging)."""
+        self._store.forget()
+        self._pool.clear()
+        if self._executor.staging is not None:
+            self._executor.staging.reset()
+        if self._dispatcher is not None:
+            self._dispatcher.forget()
+
+    def device_lost(self) -> bool:
+        """True after the device was lost (and before a successful :meth:`try_recover`)."""
+        return self._dev.lost
+
+    @property
+    def is_shut_down(self) -> bool:
+        return self._dev.closed
+
+    def force_device_lost(self) -> None:
+        """Test hook: destroy the device and mark the backend lost (every use then raises DeviceLostError)."""
+        with self._dev.lock:
+            self._dev.check_open()
+            self._dev.mark_lost()
+            self._drop_device_state()
+            self._dev.destroy()
+
+    def try_recover(self) -> None:
+        """After a loss: re-acquire the same adapter (same index, identity and limits), open a new device
+        and start with empty memory caches (the disk cache stays: it is keyed by content). Refuses with
+        DeviceLostError when the adapter changed. Does nothing when the device is not lost."""
+        with self._dev.lock:
+            self._dev.check_open()
+            if not self._dev.lost:
+                return
+            self._drop_device_state()
+            self._dev.recover()
+            self._open_device_parts()
+
+    def _open_device_parts(self) -> None:
+        dev = self._dev
+        self._pool.clear(dev.device)  # a pool made for an older device holds nothing usable
+        self._store.attach()
+        self._executor.attach()
+        runner = JobRunner(dev, self._store, self._executor, self._pool, self._stats)
+        self._dispatcher = Dispatcher(dev, self._store, runner)
+        self._async = AsyncRunner(dev, self._store, self._dispatcher, self._executor, self._stats)
+        self._raw = RawWgsl(dev, self._store, runner)
+
+    def shutdown(self) -> None:
+        """Release every device resource (pipelines, pooled and staging buffers, the device). Idempotent;
+        any later use raises BackendError ("shut down")."""
+        with self._dev.lock:
+            if self._dev.closed:
+                return
+            self._drop_device_state()
+            if self._executor.staging is not None:
+                self._executor.staging.release()
+            self._dev.shutdown()
+
+    def flush(self) -> None:
+        """Wait until all submitted GPU work is done."""
+        with self._dev.lock:
+            self._dev.check_alive()
+            self._executor.wait_idle()
+
+    def clear_cache(self) -> None:
+        """Drop compiled pipelines and lowerings, pooled device buffers and staging buffers (memory only)."""
+        with self._dev.lock:
+            self._store.cache.clear()
+            self._pool.clear()
+            if self._executor.staging is not None:
+                self._executor.staging.release()
+
+    # ---- identity, configuration and counters ---------------------------------------------------
     @property
     def adapter_info(self) -> dict:
-        return dict(self._choice.info)
+        return dict(self._dev.info)
 
     @property
     def adapter_index(self) -> int:
-        return self._choice.index
+        return self._dev.choice.index
 
     @property
     def device_limits(self) -> dict:
-        return dict(self._limits)
+        return dict(self._dev.limits)
 
     @property
     def features(self) -> frozenset[str]:
         """Features enabled on the device."""
-        return self._features
+        return self._dev.features
+
+    @property
+    def generation(self) -> int:
+        """The device generation: bumped when the device is lost, replaced or shut down."""
+        return self._dev.generation
 
     @property
     def lowering_contract(self) -> str:
         """The lowering version string that keys the caches."""
-        return self._contract
+        return self._store.contract
 
     @property
     def pipeline_cache_capacity(self) -> int:
-        return self._cache.capacity
+        return self._store.cache.capacity
 
     @pipeline_cache_capacity.setter
     def pipeline_cache_capacity(self, value: int) -> None:
-        with self._lock:
-            self._cache.capacity = value
+        with self._dev.lock:
+            self._store.cache.capacity = value
 
     @property
     def pool_budget_bytes(self) -> int:
@@ -205,175 +278,288 @@ class WgpuBackend(ResidentMixin, AsyncMixin, CompileMixin, ExecutorMixin, BatchM
 
     @pool_budget_bytes.setter
     def pool_budget_bytes(self, value: int) -> None:
-        with self._lock:
+        with self._dev.lock:
             self._pool_cap = self._pool.cap_bytes = int(value)
 
     @property
-    def disk_cache_dir(self):
+    def disk_cache_dir(self) -> Any:
         """The disk cache's directory for this lowering contract (None when the disk cache is off)."""
-        return self._disk.dir if self._disk is not None else None
+        disk = self._store.disk
+        return disk.dir if disk is not None else None
 
-    def device_queue(self):
+    def device_queue(self) -> tuple[Any, Any]:
         """The live ``(GPUDevice, GPUQueue)``; hold ``backend.lock`` while using them alongside dispatches."""
-        return self._device, self._queue
+        return self._dev.device, self._dev.queue
 
     @property
     def lock(self) -> threading.RLock:
-        return self._lock
+        return self._dev.lock
 
     @property
     def max_storage_bytes_limit(self) -> int:
-        return int(self._limits["max-storage-buffer-binding-size"])
+        return self._dev.limit("max-storage-buffer-binding-size")
 
     def stats(self) -> dict:
         """Counters. Flat keys (dispatches, submits, batches, buffers_created, bind_groups_created,
         bytes_uploaded, bytes_read_back, lowerings, validations, disk_cache_*, ...) and sections:
         ``pipeline_cache``, ``disk_cache``, ``buffer_pool``, ``resident``, ``adapter``."""
-        with self._lock:
-            s = dict(self._stats)
-            pc = self._cache.snapshot()
+        dev = self._dev
+        with dev.lock:
+            s: dict = dict(self._stats)
+            pc = self._store.cache.snapshot()
             pool = self._pool.snapshot()
             s["pipelines_cached"] = pc["entries"]
             s["pipelines_compiled"] = pc["compiled"]
             s["pipeline_cache_hits"] = pc["hits"]
             s["lowerings_cached"] = pc["lowerings"]
             s["pooled_bytes"] = pool["bytes"]
-            s["staging_bytes"] = sum(b.size for b in (self._staging.upload, self._staging.readback) if b is not None)
+            staging = self._executor.staging
+            s["staging_bytes"] = staging.bytes() if staging is not None else 0
             s["pipeline_cache"] = pc
+            disk = self._store.disk
             s["disk_cache"] = {
-                "enabled": self._disk is not None,
-                "dir": str(self._disk.dir) if self._disk is not None else None,
+                "enabled": disk is not None, "dir": str(disk.dir) if disk is not None else None,
                 **{k: self._stats.get(f"disk_cache_{k}", 0) for k in ("hits", "misses", "writes", "corrupt", "errors")},
             }
             s["buffer_pool"] = pool
-            rb = getattr(self, "_resident_bytes", 0)
-            rh = getattr(self, "_resident_handles", 0)
-            s["resident"] = {"bytes": int(rb() if callable(rb) else rb),
-                             "handles": int(rh if isinstance(rh, int) else len(rh))}
+            s["resident"] = {"bytes": self._resident.nbytes, "handles": self._resident.handles}
             for key in _COUNTERS:
                 s.setdefault(key, 0)
-            s["adapter"] = {**{k: self._choice.info.get(k) for k in
+            s["adapter"] = {**{k: dev.info.get(k) for k in
                                ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")},
-                            "index": self._choice.index}
-            s["generation"] = self._generation
-            s["device_lost"] = self._lost
-            s["shut_down"] = self._closed
+                            "index": dev.choice.index}
+            s["driver"] = self._executor.driver.name if self._executor.driver is not None else None
+            s["generation"] = dev.generation
+            s["device_lost"] = dev.lost
+            s["shut_down"] = dev.closed
             return s
 
     def __repr__(self) -> str:
-        i = self._choice.info
-        state = " shut down" if self._closed else (" lost" if self._lost else "")
-        return f"WgpuBackend([{self._choice.index}] {i['device']!r}, {i['backend_type']}, {i['adapter_type']}{state})"
+        i, dev = self._dev.info, self._dev
+        state = " shut down" if dev.closed else (" lost" if dev.lost else "")
+        return f"WgpuBackend([{dev.choice.index}] {i['device']!r}, {i['backend_type']}, {i['adapter_type']}{state})"
 
-    # ---- dispatch --------------------------------------------------------------
-    def dispatch(self, program, inputs=None, config: DispatchConfig | None = None) -> list[np.ndarray]:
+    # ---- capabilities ---------------------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        """What this backend can do on this device (see :class:`vyre.backends.base.Capabilities`)."""
+        return caps.capabilities(self._dev)
+
+    def device_profile(self) -> caps.DeviceProfile:
+        return caps.device_profile(self._dev)
+
+    def supports_f16(self) -> bool:
+        """shader-f16 is enabled: f16 buffers and values run natively."""
+        return "shader-f16" in self._dev.features
+
+    def supports_subgroup_ops(self) -> bool:
+        """The subgroup feature is enabled on the device."""
+        return "subgroup" in self._dev.features
+
+    def supports_timestamps(self) -> bool:
+        """timestamp-query is enabled (GPU timing of dispatches)."""
+        return "timestamp-query" in self._dev.features
+
+    def max_workgroup_size(self) -> tuple[int, int, int]:
+        return caps.max_workgroup_size(self._dev)
+
+    def max_compute_invocations_per_workgroup(self) -> int:
+        return self._dev.limit("max-compute-invocations-per-workgroup")
+
+    def max_storage_buffer_bytes(self) -> int:
+        """The largest storage buffer binding, in bytes."""
+        return self._dev.limit("max-storage-buffer-binding-size")
+
+    def max_compute_workgroups_per_dimension(self) -> int:
+        return self._dev.limit("max-compute-workgroups-per-dimension")
+
+    def subgroup_size(self) -> tuple[int, int] | None:
+        """(min, max) subgroup size the adapter reports, or None when unknown."""
+        return caps.subgroup_size(self._dev)
+
+    # ---- dispatch ---------------------------------------------------------------------------------
+    def dispatch(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None) -> list[np.ndarray]:
         """Run ``program`` once. ``inputs``: one array per read/read_write/uniform buffer in binding
         order (or a dict by name). Returns the read_write and write buffers in binding order."""
-        self._check_alive()
-        self._validate(program)
-        return self._dispatch_via(program, inputs, config, lambda cfg: self._compiled(program, cfg))
+        self._dev.check_alive()
+        self._store.validate(program)
+        store = self._store
+        return self._dispatcher.dispatch(program, inputs, config, lambda cfg: store.compiled(program, cfg))
 
-    def _coerce_config(self, config) -> DispatchConfig | None:
-        if config is None or isinstance(config, DispatchConfig):
-            return config
-        try:
-            return DispatchConfig.model_validate(config)
-        except Exception as exc:
-            raise DispatchError(f"invalid dispatch config {config!r}: {exc}",
-                                fix="pass a vyre.DispatchConfig") from None
+    def dispatch_batch(self, jobs: Any) -> list:
+        """Run independent jobs; returns one result per job, in order: its list of outputs, or the
+        exception object (a VyreError) that job raised. A bad job does not fail the others.
+        Raises only when the backend itself cannot run (shut down, or the device lost)."""
+        return self._dispatcher.batch(jobs, self._stats)
 
-    def _dispatch_via(self, program, inputs, config, get_pipeline) -> list[np.ndarray]:
-        """Plan (every input check, no GPU work), get the pipeline with ``get_pipeline(config)``, run.
+    def dispatch_async(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None
+                       ) -> PendingDispatch:
+        """Submit a dispatch and return at once; ``.wait()`` on the result gives the outputs."""
+        return self._async.launch(program, inputs, config)
 
-        A dispatch without config whose inputs are 1-D contiguous arrays of the same dtypes and
-        lengths as an earlier successful one of the same program reuses that dispatch's job
-        (:meth:`_run_repeat`): the plan is a function of exactly those, so it is skipped."""
-        self._check_alive()
-        key = compiled = None
-        if config is None:
-            key = _repeat_key(program, inputs)
-            if key is not None:
-                entry = self._repeats.get(key)
-                if entry is not None and entry[2] == self._plan_limits():
-                    compiled = get_pipeline(None)
-                    if entry[0].compiled is compiled:
-                        out = self._run_repeat(entry, inputs)
-                        if out is not None:
-                            return out
-        else:
-            config = self._coerce_config(config)
-        plan = plan_dispatch(program, inputs, config, max_storage_bytes=self.max_storage_bytes_limit)
-        self._check_uniform_sizes(plan)
-        groups = fold_grid(plan.grid, self.max_compute_workgroups_per_dimension())
-        if compiled is None:
-            compiled = get_pipeline(config)
-        if plan.total_workgroups == 0:
-            return self._host_outputs(plan)
-        label = (config.label if config is not None else None) or f"vyre:{program.name}"
-        with self._lock:
-            self._check_alive()
-            if compiled.generation != self._generation:  # built on a device since replaced
-                compiled = get_pipeline(config)
-            job = job_from_plan(compiled, plan, groups, label)
-            out = self._run_jobs([job])[0]
-            if key is not None:
-                self._remember_repeat(key, job, plan, inputs)
-            return out
+    def dispatch_timed(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None
+                       ) -> TimedDispatch:
+        """Dispatch and wait; returns ``TimedDispatch(outputs, gpu_ns, source, wall_ns)``. ``source`` is
+        ``"timestamp"`` (GPU timestamp queries) or ``"wall-clock"`` where the adapter has none."""
+        return self._dispatcher.timed(program, inputs, config)
 
-    def _plan_limits(self) -> tuple:
-        """The device limits a plan's checks depend on."""
-        lim = self._limits
-        return (lim.get("max-storage-buffer-binding-size"), lim.get("max-uniform-buffer-binding-size"),
-                lim.get("max-compute-workgroups-per-dimension"))
+    def dispatch_wgsl(self, wgsl: str, inputs: Any, output_sizes: Any, workgroups: Any, *,
+                      entry_point: str = "main", output_dtypes: Any = None) -> list[np.ndarray]:
+        """Run raw WGSL (inputs at bindings 0..k-1 read-only, then one zeroed read_write buffer per output
+        size; see vyre/backends/wgpu/escape.py). Returns one array per output."""
+        return self._raw.dispatch(wgsl, inputs, output_sizes, workgroups, entry_point=entry_point,
+                                  output_dtypes=output_dtypes)
 
-    def _run_repeat(self, entry, inputs) -> list[np.ndarray] | None:
-        """Run a remembered job with new input data (None: it went stale, plan again)."""
-        job, input_binds, _ = entry
-        with self._lock:
-            self._check_alive()
-            if job.compiled.generation != self._generation:
-                return None
-            try:
-                for bind, value in zip(input_binds, inputs):
-                    bind.data = as_bytes4(value) if value.nbytes else None
-                return self._run_jobs([job])[0]
-            finally:
-                for bind in input_binds:
-                    bind.data = None  # hold no caller array
+    def probe_op(self, op: Any, values: Any) -> np.ndarray:
+        """Run the f32 unary ``op`` (a UnOp or its name) over ``values``; returns the GPU's float32 results."""
+        return probe_op(self, op, values)
 
-    def _remember_repeat(self, key, job, plan: DispatchPlan, inputs) -> None:
-        """Keep ``job`` for dispatches with the same key, when its plan took every input array as it is."""
-        plans = [b for b in plan.buffers if b.is_input]
-        if len(plans) != len(inputs) or any(b.data is not v for b, v in zip(plans, inputs)):
-            return  # an input was converted (bool, vec3, non-contiguous...): plan every time
-        input_binds = [job.binds[k] for k, b in enumerate(plan.buffers) if b.is_input]
-        for bind in input_binds:
-            bind.data = None
-        job.reuse = True  # the next runs prepare it (execute.Prepared)
-        repeats = self._repeats
-        if len(repeats) >= REPEAT_CAPACITY:
-            for k in list(repeats)[: REPEAT_CAPACITY // 2]:
-                repeats.pop(k, None)
-        repeats[key] = (job, input_binds, self._plan_limits())
+    # ---- compilation ------------------------------------------------------------------------------
+    def validate(self, program: Program) -> None:
+        """Raise ValidationError when ``program`` is invalid under this device's limits (cached)."""
+        self._store.validate(program)
 
-    def _check_uniform_sizes(self, plan: DispatchPlan) -> None:
-        limit = int(self._limits.get("max-uniform-buffer-binding-size", 65536))
-        for b in plan.buffers:
-            if b.decl.access is Access.UNIFORM and align(b.nbytes, 16) > limit:
-                raise DispatchError(
-                    f"uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over this adapter's uniform "
-                    f"binding limit of {limit} bytes",
-                    fix="declare it with access='read' (a read-only storage buffer) instead",
-                )
+    def lower_program(self, program: Program, config: DispatchConfig | None = None) -> Any:
+        """The program's LoweredProgram: from the memory LRU, the disk cache or the lowering."""
+        return self._store.lower(program, config)
 
-    @staticmethod
-    def _host_outputs(plan: DispatchPlan) -> list[np.ndarray]:
-        """Outputs of a dispatch with zero workgroups: write buffers zero, read_write buffers unchanged."""
-        outs = []
-        for b in plan.outputs:
-            raw = b.data if b.data is not None else np.zeros(b.nbytes, dtype=np.uint8)
-            outs.append(storage_to_host(b.decl, raw, b.count))
-        return outs
+    def compile(self, program: Program, config: DispatchConfig | None = None) -> CompiledProgram:
+        """Validate, lower and build the GPU pipeline now (all cached); return the artifact
+        (WGSL, bindings, fingerprint, features) to pass to :meth:`dispatch_compiled`."""
+        self._dev.check_alive()
+        config = coerce_config(config)
+        self._store.validate(program)
+        return self._store.artifact(self._store.compiled(program, config))
+
+    def compile_persistent(self, program: Program, config: DispatchConfig | None = None) -> PersistentPipeline:
+        """Compile and pin the pipeline (never evicted from the LRU); ``.dispatch(inputs, config=None)``."""
+        self._dev.check_alive()
+        config = coerce_config(config)
+        self._store.validate(program)
+        with self._dev.lock:  # held from lookup to pin, so no other thread evicts it in between
+            p = self._store.compiled(program, config)
+            self._store.artifact(p)
+            p.pins += 1
+            return PersistentPipeline(self, p)
+
+    def dispatch_compiled(self, compiled: Any, inputs: Any = None, config: DispatchConfig | None = None
+                          ) -> list[np.ndarray]:
+        """Dispatch a :class:`CompiledProgram` (from :meth:`compile`) or a PersistentPipeline."""
+        if isinstance(compiled, PersistentPipeline):
+            return compiled.dispatch(inputs, config)
+        if not isinstance(compiled, CompiledProgram):
+            raise DispatchError(f"dispatch_compiled takes a CompiledProgram, got {type(compiled).__name__}",
+                                fix="pass the result of backend.compile(program)")
+        store = self._store
+        return self._dispatcher.dispatch(compiled.program, inputs, config, lambda cfg: store.pipeline_for(compiled))
+
+    def _dispatch_persistent(self, pp: PersistentPipeline, inputs: Any, config: Any) -> list[np.ndarray]:
+        if pp._backend is not self:
+            raise DispatchError("this PersistentPipeline belongs to another backend",
+                                fix="dispatch it on the backend that compiled it")
+        if pp.released:
+            raise DispatchError(f"persistent pipeline {pp.compiled.name!r} was released",
+                                fix="call backend.compile_persistent(program) again")
+        store = self._store
+
+        def pipeline(cfg: Any) -> CompiledPipeline:
+            with self._dev.lock:
+                p = pp._pipeline
+                if store.cache.get(p.key) is not p:  # invalidated, or a new device
+                    p = store.pipeline_for(pp.compiled)
+                    p.pins += 1
+                    pp._pipeline = p
+                return p
+
+        return self._dispatcher.dispatch(pp.compiled.program, inputs, config, pipeline)
+
+    def prepare(self, programs: Any = None) -> list[CompiledProgram] | None:
+        """Warm-up. Without arguments: create the upload/readback staging buffers and a params buffer
+        in the pool, and run one tiny raw-WGSL dispatch, which makes wgpu-py parse the C types of every
+        call a dispatch makes (a few hundred ms once per process, otherwise paid by the first
+        compile). With a list of programs: compile them all (returns their CompiledPrograms)."""
+        self._dev.check_alive()
+        if programs is None:
+            with self._dev.lock:
+                self._dev.check_alive()
+                staging = self._executor.staging
+                staging.ensure_upload(MIN_STAGING)
+                staging.ensure_readback(MIN_STAGING)
+                cap = int(self._dev.limits.get("max-uniform-buffer-binding-size", 65536))
+                self._pool.release(self._pool.acquire("uniform", 16, cap, label="vyre._vyre"))
+                self.dispatch_wgsl(WARM_WGSL, [np.zeros(4, np.uint32)], [4], 1)
+            return None
+        return [self.compile(p) for p in programs]
+
+    def invalidate_pipeline_cache(self, fingerprints: Any = None) -> int:
+        """Drop compiled pipelines, lowerings and validation results (memory) and disk entries: all of them,
+        or only those of ``fingerprints`` (fingerprint strings or Programs). Returns the number of
+        pipelines dropped from memory. Pinned pipelines are dropped too and rebuilt on their next dispatch."""
+        return self._store.invalidate(fingerprints)
+
+    # ---- resident buffers -------------------------------------------------------------------------
+    def allocate_resident(self, nbytes: int, label: str | None = None) -> ResidentHandle:
+        """A new zero-filled resident buffer of ``nbytes`` bytes (a positive multiple of 4)."""
+        with self._dev.lock:
+            return self._resident.allocate(nbytes, label)
+
+    def free_resident(self, handle: ResidentHandle) -> None:
+        """Release a resident buffer. Freeing it twice (or an unknown handle) raises DispatchError."""
+        with self._dev.lock:
+            self._resident.free(handle)
+
+    def upload_resident(self, handle: ResidentHandle, data: Any, offset: int = 0) -> None:
+        """Write ``data`` (bytes, numpy, any buffer) at byte ``offset``; offset and size multiples of 4."""
+        self.upload_resident_many([(handle, data, offset)])
+
+    def upload_resident_many(self, uploads: Any) -> None:
+        """Several ``(handle, data, offset)`` (or ``(handle, data)``) uploads as one staging operation."""
+        with self._dev.lock:
+            work = self._resident.upload_work(uploads)
+            if work.writes:
+                self._executor.run(work)
+
+    def download_resident(self, handle: ResidentHandle, out: np.ndarray | None = None) -> np.ndarray:
+        """The whole buffer as a uint8 array (use ``.view(dtype)``), or written into ``out``.
+
+        ``out`` (any dtype, C-contiguous, writeable, exactly ``handle.nbytes`` bytes) is the fast
+        path for repeated reads: a reused array skips the page faults of fresh host memory,
+        which dominate large readbacks on some machines."""
+        return self.download_resident_ranges([handle], None if out is None else [out])[0]
+
+    def download_resident_range(self, handle: ResidentHandle, offset: int, nbytes: int,
+                                out: np.ndarray | None = None) -> np.ndarray:
+        return self.download_resident_ranges([(handle, offset, nbytes)], None if out is None else [out])[0]
+
+    def download_resident_ranges(self, ranges: Any, outs: Any = None) -> list[np.ndarray]:
+        """Each ``(handle, offset, nbytes)`` (or whole ``handle``) as a uint8 array, in one readback.
+        ``outs`` (optional): one caller-owned array per range (None entries allocate)."""
+        with self._dev.lock:
+            return self._executor.run(self._resident.download_work(ranges, outs))
+
+    def dispatch_resident(self, program: Program, handles: Any, config: DispatchConfig | None = None) -> None:
+        """Run ``program`` over resident buffers (one handle per buffer, binding order), with no host
+        transfer and no wait. ``config.grid`` and ``config.counts`` work as in ``dispatch``."""
+        self._sequences.dispatch_resident(program, handles, config)
+
+    def dispatch_resident_sequence(self, steps: Any, read: Any = None) -> list[np.ndarray]:
+        """Run ``steps`` in order (one encoder, one pass, one submit). ``read``: handles or
+        ``(handle, offset, nbytes)`` ranges to read back afterwards, returned as uint8 arrays;
+        with ``read=None`` nothing is read and the call does not wait for the GPU."""
+        return self._sequences.run(steps, (), 0, read, timed=False)
+
+    def dispatch_resident_repeated_sequence(self, prefix: Any, repeated: Any, repeat_count: int,
+                                            read: Any = None) -> list[np.ndarray]:
+        """``prefix`` once, then ``repeated`` ``repeat_count`` times, as one sequence."""
+        return self._sequences.run(prefix, repeated, repeat_count, read, timed=False)
+
+    def dispatch_resident_sequence_timed(self, steps: Any, read: Any = None) -> TimedDispatch:
+        """``dispatch_resident_sequence`` that waits and reports the GPU time of the pass."""
+        return self._sequences.run(steps, (), 0, read, timed=True)
+
+    def run_pipeline(self, pipeline: Any, inputs: Any) -> list[np.ndarray]:
+        """Run every step of an op ``pipeline`` on the device in one submission; returns its outputs
+        (reshaped per ``output_shapes``), equal to ``vyre.backends.schedule.run_pipeline`` on any backend."""
+        return self._pipelines.run(pipeline, inputs)
 
 
 __all__ = ["WgpuBackend"]

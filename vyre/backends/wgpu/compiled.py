@@ -40,14 +40,15 @@ class PersistentPipeline:
     def pinned(self) -> bool:
         """True while the pipeline is pinned in the backend's cache."""
         b = self._backend
-        with b._lock:
-            return not self.released and b._cache.get(self._pipeline.key) is self._pipeline and self._pipeline.pins > 0
+        with b.lock:
+            return (not self.released and b._store.cache.get(self._pipeline.key) is self._pipeline
+                    and self._pipeline.pins > 0)
 
     def dispatch(self, inputs=None, config=None):
         return self._backend._dispatch_persistent(self, inputs, config)
 
     def release(self) -> None:
-        with self._backend._lock:
+        with self._backend.lock:
             if not self.released:
                 self.released = True
                 self._pipeline.pins = max(0, self._pipeline.pins - 1)

@@ -1,12 +1,22 @@
-"""Device creation (features, raised limits) and translation of wgpu errors into vyre errors."""
+"""The Device part of the wgpu backend: adapter, device, queue, features, limits, the lock, the device
+generation, loss detection and recovery.
+
+One RLock (``lock``) serializes every use of the device and queue, so a backend may be shared by
+threads. ``generation`` is bumped when the device is lost, replaced or shut down: anything made
+on an older device (resident handles, pipelines, async dispatches) can tell it is stale.
+"""
 
 from __future__ import annotations
 
-import re
+import logging
+import threading
 
-from ...errors import (
-    BackendError, DeviceLostError, DispatchError, LoweringError, NoAdapterError, OutOfMemoryError, VyreError,
-)
+from ...errors import BackendError, DeviceLostError, DispatchError, NoAdapterError, VyreError
+from . import adapter as _adapter
+from .failures import translate_error
+from .keys import adapter_identity
+
+log = logging.getLogger("vyre")
 
 #: Optional features vyre enables whenever the adapter offers them.
 WANTED_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
@@ -24,9 +34,11 @@ RAISED_LIMITS = (
     "max-storage-buffers-per-shader-stage",
 )
 
-#: Names a lowering may put in ``LoweredProgram.features`` → the device feature they need.
+#: Names a lowering may put in ``LoweredProgram.features`` -> the device feature they need.
 FEATURE_ALIASES = {"f16": "shader-f16", "subgroups": "subgroup", "shader-f16": "shader-f16",
                    "subgroup": "subgroup", "timestamp-query": "timestamp-query"}
+
+SHUT_DOWN_FIX = "create a new backend: vyre.WgpuBackend.new() (WgpuBackend.shared() re-creates the shared one)"
 
 
 def create_device(adapter, label: str = "vyre"):
@@ -51,78 +63,109 @@ def create_device(adapter, label: str = "vyre"):
     return device, enabled, limits
 
 
-_LOST = re.compile(r"device (is |was |has been )?lost|devicelost|lost device|parent device is (lost|invalid)"
-                   r"|device (is )?invalid|device_lost|vk_error_device_lost|device.{0,40}destroyed",
-                   re.IGNORECASE)
-_OOM = re.compile(r"out of memory|outofmemory|out_of_memory|not enough memory|allocation failed|failed to allocate"
-                  r"|greater than the maximum buffer size|vk_error_out_of", re.IGNORECASE)
-_WGSL_POS = re.compile(r"wgsl:(\d+):(\d+)")
+class Device:
+    """One adapter and the device opened on it (reopened in place by :meth:`recover`)."""
+
+    def __init__(self, adapter_index: int | None = None):
+        self.lock = threading.RLock()
+        self.choice: _adapter.AdapterChoice = _adapter.select_adapter(adapter_index)
+        self.identity = adapter_identity(self.choice.info)
+        self.lost = False
+        self.closed = False
+        self.generation = 0
+        self.device = None
+        self.queue = None
+        self.features: frozenset[str] = frozenset()
+        self.limits: dict = {}
+        self.adapter_limits: dict = {}
+        log.info("vyre: adapter [%d] %s, driver %r", self.choice.index, _adapter.describe(self.choice.info),
+                 self.choice.info.get("driver"))
+
+    @property
+    def info(self) -> dict:
+        return self.choice.info
+
+    def open(self) -> None:
+        """Open a device on the chosen adapter (its wanted features, maximal compute limits)."""
+        adapter = self.choice.adapter
+        self.device, self.features, self.limits = create_device(adapter, label="vyre")
+        self.adapter_limits = {str(k): v for k, v in dict(adapter.limits).items()}
+        self.queue = self.device.queue
+        self.lost = False
+        self.generation += 1
+
+    def limit(self, name: str, default: int | None = None) -> int:
+        value = self.limits.get(name, default)
+        if value is None:
+            raise KeyError(name)
+        return int(value)
+
+    # ---- state ----------------------------------------------------------------------------------
+    def check_open(self) -> None:
+        if self.closed:
+            raise BackendError("this vyre backend was shut down (backend.shutdown()); it cannot be used any more",
+                               fix=SHUT_DOWN_FIX)
+
+    def check_alive(self) -> None:
+        if self.closed:
+            self.check_open()
+        if self.lost:
+            raise DeviceLostError("this backend's GPU device was lost",
+                                  fix="call backend.try_recover() or create a new backend: vyre.WgpuBackend.new()")
+
+    def mark_lost(self) -> None:
+        """Record a device loss detected from an error: every later use raises DeviceLostError."""
+        if not self.lost:
+            self.lost = True
+            self.generation += 1
+            log.warning("vyre: the GPU device of adapter [%d] %s was lost", self.choice.index,
+                        _adapter.describe(self.choice.info))
+
+    def destroy(self) -> None:
+        try:
+            self.device.destroy()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    def shutdown(self) -> None:
+        self.closed = True
+        self.destroy()
+        self.generation += 1
+
+    # ---- recovery -------------------------------------------------------------------------------
+    def recover(self) -> None:
+        """Re-acquire the same adapter (same index, identity and limits) and open a new device. Raises
+        DeviceLostError when the adapter is gone or changed. The caller drops its device state first."""
+        old = self.choice
+        try:
+            choice = _adapter.select_adapter(old.index)
+        except VyreError as exc:
+            raise DeviceLostError(f"cannot recover the lost device: adapter [{old.index}] is gone: {exc.message}",
+                                  fix="create a new backend: vyre.WgpuBackend.new()") from None
+        if adapter_identity(choice.info) != adapter_identity(old.info):
+            raise DeviceLostError(
+                f"cannot recover the lost device: adapter [{old.index}] is now {_adapter.describe(choice.info)} "
+                f"(driver {choice.info.get('driver')!r}), it was {_adapter.describe(old.info)} "
+                f"(driver {old.info.get('driver')!r})",
+                fix="create a new backend for the new adapter: vyre.WgpuBackend.new()")
+        limits = {str(k): v for k, v in dict(choice.adapter.limits).items()}
+        if limits != self.adapter_limits:
+            changed = sorted(k for k in set(limits) | set(self.adapter_limits)
+                             if limits.get(k) != self.adapter_limits.get(k))
+            raise DeviceLostError(
+                f"cannot recover the lost device: adapter [{old.index}] limits changed: "
+                + ", ".join(f"{k}: {self.adapter_limits.get(k)} -> {limits.get(k)}" for k in changed[:8]),
+                fix="create a new backend: vyre.WgpuBackend.new()")
+        self.choice = choice
+        try:
+            self.open()
+        except VyreError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc, stage="device") from None
+        log.info("vyre: recovered the GPU device of adapter [%d] %s (generation %d)", choice.index,
+                 _adapter.describe(choice.info), self.generation)
 
 
-def wgsl_context(message: str, wgsl: str | None) -> str:
-    """The WGSL line an error message points at (``wgsl:LINE:COL``), as ``line N: text``."""
-    if not wgsl:
-        return ""
-    m = _WGSL_POS.search(message)
-    if not m:
-        return ""
-    line = int(m.group(1))
-    lines = wgsl.splitlines()
-    if not 1 <= line <= len(lines):
-        return ""
-    return f"WGSL line {line}: {lines[line - 1].strip()}"
-
-
-def _short(message: str, limit: int = 4000) -> str:
-    message = message.strip()
-    return message if len(message) <= limit else message[:limit] + " ..."
-
-
-def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None, program: str | None = None) -> VyreError:
-    """Turn any exception raised by wgpu into the matching vyre error (vyre errors pass through).
-
-    ``stage`` is ``"compile"`` (shader module / pipeline), ``"dispatch"`` (buffers, bind
-    groups, encode, submit, readback) or ``"device"``.
-    """
-    if isinstance(exc, VyreError):
-        return exc
-    try:
-        import wgpu
-
-        oom_types: tuple = (wgpu.GPUOutOfMemoryError, MemoryError)
-        validation_types: tuple = (wgpu.GPUValidationError, wgpu.GPUPipelineError)
-    except Exception:  # pragma: no cover - wgpu missing
-        oom_types, validation_types = (MemoryError,), ()
-    message = str(exc) or type(exc).__name__
-    what = f"program {program!r}: " if program else ""
-    kind = type(exc).__name__
-    if _LOST.search(message):
-        return DeviceLostError(
-            f"{what}the GPU device was lost during {stage} ({kind}): {_short(message)}",
-            fix="create a new backend (vyre.WgpuBackend.acquire()) or call backend.try_recover(); "
-                "if it keeps happening, the shader may run too long for the driver's watchdog: split the work",
-        )
-    if isinstance(exc, oom_types) or _OOM.search(message):
-        return OutOfMemoryError(
-            f"{what}the GPU ran out of memory during {stage} ({kind}): {_short(message)}",
-            fix="use smaller buffers or split the work into several dispatches; "
-                "backend.clear_cache() frees pooled buffers",
-        )
-    where = wgsl_context(message, wgsl)
-    detail = f"{_short(message)}" + (f"\n{where}" if where else "")
-    if stage == "compile":
-        return LoweringError(
-            f"{what}the GPU rejected the generated WGSL ({kind}): {detail}",
-            fix="this is a vyre lowering bug or an adapter limit: run vyre.ir.validate on the program, "
-                "inspect vyre.lower(program).wgsl, and report the program's text form",
-        )
-    if stage == "device":
-        return BackendError(f"device error ({kind}): {detail}", fix="pick another adapter")
-    if isinstance(exc, validation_types):
-        return DispatchError(f"{what}the GPU rejected the dispatch ({kind}): {detail}",
-                             fix="check the program's buffer sizes and the DispatchConfig against the device limits")
-    return DispatchError(f"{what}dispatch failed ({kind}): {detail}",
-                         fix="this is unexpected: report it with the program's text form and the adapter info")
-
-
-__all__ = ["create_device", "translate_error", "wgsl_context", "WANTED_FEATURES", "RAISED_LIMITS", "FEATURE_ALIASES"]
+__all__ = ["Device", "create_device", "translate_error", "WANTED_FEATURES", "RAISED_LIMITS", "FEATURE_ALIASES",
+           "SHUT_DOWN_FIX"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import DispatchError, LoweringError, UnsupportedFeatureError
 from ...ir.nodes import FLOAT_UNOPS, UnOp
-from .execute import Bind, Job
+from .jobs import Bind, Job
 from .pipelines import Slot
 from .transfer import align
 
@@ -96,11 +96,18 @@ def probe_program(op: UnOp):
     return b.build()
 
 
-class EscapeMixin:
-    def dispatch_wgsl(self, wgsl: str, inputs, output_sizes, workgroups, *, entry_point: str = "main",
-                      output_dtypes=None) -> list[np.ndarray]:
+class RawWgsl:
+    """``dispatch_wgsl``: raw WGSL jobs on pooled buffers (see the module docstring)."""
+
+    def __init__(self, dev, store, runner):
+        self._dev = dev
+        self._store = store
+        self._runner = runner
+
+    def dispatch(self, wgsl: str, inputs, output_sizes, workgroups, *, entry_point: str = "main",
+                 output_dtypes=None) -> list[np.ndarray]:
         """Run raw WGSL (see the module docstring for the binding layout). Returns one array per output."""
-        self._check_alive()
+        self._dev.check_alive()
         if not isinstance(wgsl, str) or not wgsl.strip():
             raise DispatchError("dispatch_wgsl needs WGSL source text", fix="pass the shader as a str")
         inputs = list(inputs or [])
@@ -117,9 +124,9 @@ class EscapeMixin:
             if len(dtypes) != len(sizes) or any(n % d.itemsize for n, d in zip(sizes, dtypes)):
                 raise DispatchError(f"output_dtypes {output_dtypes!r} do not match output_sizes {sizes}",
                                     fix="give one dtype per output whose itemsize divides its size")
-        groups = _workgroups(workgroups, self.max_compute_workgroups_per_dimension())
+        groups = _workgroups(workgroups, self._dev.limit("max-compute-workgroups-per-dimension"))
         datas = [_as_bytes(k, v) for k, v in enumerate(inputs)]
-        cap = self.max_storage_buffer_bytes()
+        cap = self._dev.limit("max-storage-buffer-binding-size")
         for k, n in enumerate([d.nbytes for d in datas] + sizes):
             if n > cap:
                 raise DispatchError(f"dispatch_wgsl binding {k} needs {n} bytes, over this adapter's storage "
@@ -139,14 +146,14 @@ class EscapeMixin:
             return [to_host(j, bytes(max(4, n))) for j, n in enumerate(sizes)]
         layout = ",".join(s.kind for s in slots)
         digest = hashlib.sha256(f"{entry_point}\n{layout}\n{wgsl}".encode()).hexdigest()
-        key = (f"wgsl:{digest}", (), RAW_CONTRACT, self._identity)
+        key = (f"wgsl:{digest}", (), RAW_CONTRACT, self._dev.identity)
         shader = RawShader(wgsl=wgsl, entry_point=entry_point)
-        with self._lock:
-            self._check_alive()
-            compiled = self._cache.lookup(key)
+        with self._dev.lock:
+            self._dev.check_alive()
+            compiled = self._store.cache.lookup(key)
             if compiled is None:
                 try:
-                    compiled = self._build(key, None, shader, frozenset(), groups=[slots] if slots else [])
+                    compiled = self._store.build(key, None, shader, frozenset(), groups=[slots] if slots else [])
                 except LoweringError as exc:
                     raise LoweringError(
                         exc.message.replace("program 'wgsl': the GPU rejected the generated WGSL",
@@ -156,28 +163,29 @@ class EscapeMixin:
                             f"{len(binds) - 1} as var<storage, read_write>") from None
             job = Job(compiled=compiled, binds=binds, workgroups=groups, to_host=to_host, exact=True,
                       label="vyre:wgsl")
-            return self._run_jobs([job])[0]
-
-    def probe_op(self, op, values) -> np.ndarray:
-        """Run the f32 unary ``op`` (a vyre.ir.nodes.UnOp or its name, e.g. "sqrt") over ``values`` in one
-        dispatch and return the GPU's results (float32), to measure GPU error against the reference."""
-        try:
-            op = UnOp(op.value if isinstance(op, UnOp) else str(op))
-        except ValueError:
-            raise UnsupportedFeatureError(f"probe_op: {op!r} is not a vyre unary op",
-                                          fix=f"use one of {sorted(o.value for o in F32_UNARY_OPS)}") from None
-        if op not in F32_UNARY_OPS:
-            raise UnsupportedFeatureError(f"probe_op: {op.value!r} is not an f32 unary op",
-                                          fix=f"use one of {sorted(o.value for o in F32_UNARY_OPS)}")
-        try:
-            xs = np.ascontiguousarray(np.asarray(values, dtype=np.float32).reshape(-1))
-        except (TypeError, ValueError) as exc:
-            raise DispatchError(f"probe_op values must convert to float32: {exc}",
-                                fix="pass a sequence or array of numbers") from None
-        if xs.size == 0:
-            return np.zeros(0, np.float32)
-        (out,) = self.dispatch(probe_program(op), [xs])
-        return out
+            return self._runner.run([job])[0]
 
 
-__all__ = ["EscapeMixin", "F32_UNARY_OPS", "probe_program", "RawShader"]
+def probe_op(backend, op, values) -> np.ndarray:
+    """Run the f32 unary ``op`` (a vyre.ir.nodes.UnOp or its name, e.g. "sqrt") over ``values`` in one
+    dispatch and return the GPU's results (float32), to measure GPU error against the reference."""
+    try:
+        op = UnOp(op.value if isinstance(op, UnOp) else str(op))
+    except ValueError:
+        raise UnsupportedFeatureError(f"probe_op: {op!r} is not a vyre unary op",
+                                      fix=f"use one of {sorted(o.value for o in F32_UNARY_OPS)}") from None
+    if op not in F32_UNARY_OPS:
+        raise UnsupportedFeatureError(f"probe_op: {op.value!r} is not an f32 unary op",
+                                      fix=f"use one of {sorted(o.value for o in F32_UNARY_OPS)}")
+    try:
+        xs = np.ascontiguousarray(np.asarray(values, dtype=np.float32).reshape(-1))
+    except (TypeError, ValueError) as exc:
+        raise DispatchError(f"probe_op values must convert to float32: {exc}",
+                            fix="pass a sequence or array of numbers") from None
+    if xs.size == 0:
+        return np.zeros(0, np.float32)
+    (out,) = backend.dispatch(probe_program(op), [xs])
+    return out
+
+
+__all__ = ["RawWgsl", "probe_op", "F32_UNARY_OPS", "probe_program", "RawShader"]

@@ -48,22 +48,4 @@ def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
         f.result()
 
 
-def write_mapped(buf, data: np.ndarray, offset: int) -> None:
-    """Copy ``data`` (1-D uint8, size a multiple of 4) into mapped MAP_WRITE ``buf`` at ``offset``.
-
-    Large copies go straight into the mapped range through wgpu-py's (experimental) writable view
-    of it, split across threads; otherwise, or without that view, ``buf.write_mapped``."""
-    get_range = getattr(buf, "_experimental_get_mapped_range", None)
-    if data.nbytes < PARALLEL_MIN_BYTES or get_range is None or _threads() == 1:
-        buf.write_mapped(data, offset)
-        return
-    view = get_range(offset, data.nbytes)
-    try:
-        dst = np.frombuffer(view, np.uint8, count=data.nbytes)
-        copy_bytes(dst, data)
-        del dst
-    finally:
-        del view
-
-
-__all__ = ["copy_bytes", "write_mapped", "PARALLEL_MIN_BYTES", "MAX_THREADS"]
+__all__ = ["copy_bytes", "PARALLEL_MIN_BYTES", "MAX_THREADS"]

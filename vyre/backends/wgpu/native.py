@@ -1,37 +1,46 @@
-"""wgpu-native's C entry points for the per-dispatch hot path (wgpu-py 0.32, ``wgpu_native`` backend).
+"""The only module that touches wgpu-py's private internals: wgpu-native's C entry points for the hot path.
 
-wgpu-py's wrappers cost Python time on every call (a descriptor struct and a wrapper object
-per encoder, pass and command buffer, an error-capture proxy per call, an offsets array per
-``set_bind_group``), and its ``map_async`` builds a promise and a C callback per map and
-wakes the device's poll thread, which then polls concurrently with the thread that waits
-(a thread hand-off per readback). This module does the same work with fewer layers:
+Behind one version gate (:func:`native_driver`): wgpu-py :data:`KNOWN_WGPU` with the
+``wgpu_native`` backend, plain (unpatched) device, queue and buffer objects, and
+``VYRE_WGPU_NATIVE`` not ``0``. Otherwise the executor uses :class:`~.public.PublicDriver`,
+the same interface on wgpu-py's public API (slower, never wrong). Both drivers do the same
+few things for :class:`~.executor.Executor`: write a buffer, record an encoder (clears,
+copies, compute passes, timestamp resolves), submit, map (blocking or started and polled),
+view and unmap mapped bytes, wait for the queue.
+
+Why direct calls: wgpu-py's wrappers cost Python time on every call (a descriptor struct and
+a wrapper object per encoder, pass and command buffer, an error-capture proxy per call, an
+offsets array per ``set_bind_group``), and its ``map_async`` builds a promise and a C callback
+per map and wakes the device's poll thread (a thread hand-off per readback).
 
 * Errors: wgpu-native reports a validation error through the device's error callback while
   the failing call runs. wgpu-py's ``libf`` brackets every call with its error handler's
-  ``capture``/``release`` and raises what was captured; here one :meth:`NativeCalls.checked`
-  region brackets a run of direct calls and raises the same wgpu exception types when it
-  ends (so ``translate_error`` sees what it always saw). Errors of recorded commands
-  surface when the encoder is finished, so a region ends right after ``finish`` and another
-  covers ``submit``.
-* :class:`NativeEncoder` / :class:`NativePass`: a command encoder and compute pass with the
-  few methods the executor uses. Handles are released as soon as they are no longer needed.
-* :class:`NativeMapper`: ``wgpuBufferMapAsync`` with one reused C callback, then the wait
-  in the calling thread (no promise, no poll thread): non-blocking ``wgpuDevicePoll`` calls
-  for up to :attr:`NativeMapper.spin_s` (a small job finishes within it, and spinning
-  skips the sleep/wake-up of a blocking wait: 154 -> 114 µs for a small round trip on
-  lavapipe), then blocking polls. The buffer's wgpu-py state is then set exactly as
-  wgpu-py's own map handler sets it, so ``read_mapped`` / ``write_mapped`` / ``unmap`` work
-  unchanged.
+  ``capture``/``release``; here one :meth:`NativeCalls.checked` region brackets a run of
+  direct calls and raises the same wgpu exception types when it ends (so ``translate_error``
+  sees what it always saw). Errors of recorded commands surface when the encoder is
+  finished, so a region ends right after ``finish`` and another covers ``submit``.
+* :class:`NativeMapper`: ``wgpuBufferMapAsync`` with one reused C callback, then the wait in
+  the calling thread: non-blocking ``wgpuDevicePoll`` calls for up to ``spin_s`` (a small job
+  finishes within it, and spinning skips the sleep/wake-up of a blocking wait: 154 -> 114 µs
+  for a small round trip on lavapipe), then blocking polls. The buffer's wgpu-py state is set
+  exactly as wgpu-py's own map handler sets it, so wgpu-py's methods keep working on it.
 
-:func:`native_for` returns None when the wgpu-py build is not the one this was written for,
-or when the device or queue is not a plain wgpu-native object, or one of the wgpu-py methods
-the fast path replaces was patched (a test double, a profiler): callers then use wgpu-py.
+The module is longer than most because it is the one place these internals may appear
+(a test fails when another module mentions them).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import Any
+
+import numpy as np
+
+#: wgpu-py versions whose internals this module was written against (checked by :func:`native_driver`).
+KNOWN_WGPU = ("0.32.0",)
+#: ``VYRE_WGPU_NATIVE=0`` forces the public wgpu-py API (the CI runs the GPU tests once that way).
+ENV_SWITCH = "VYRE_WGPU_NATIVE"
 
 _NATIVE: list = []
 
@@ -45,6 +54,17 @@ def _spin_default() -> float:
         return max(0.0, float(os.environ.get("VYRE_SPIN_WAIT_US", "1000")) * 1e-6)
     except ValueError:
         return 1e-3
+
+
+def native_enabled() -> bool:
+    """The version gate: a known wgpu-py and no ``VYRE_WGPU_NATIVE=0``."""
+    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    try:
+        import wgpu
+    except Exception:  # noqa: BLE001 - no wgpu at all: nothing native either
+        return False
+    return str(getattr(wgpu, "__version__", "")) in KNOWN_WGPU
 
 
 class _Checked:
@@ -104,6 +124,9 @@ class NativeCalls:
         self.end_pass = lib.wgpuComputePassEncoderEnd
         self.copy = lib.wgpuCommandEncoderCopyBufferToBuffer
         self.clear = lib.wgpuCommandEncoderClearBuffer
+        self.resolve = lib.wgpuCommandEncoderResolveQuerySet
+        self.timestamp_period = lib.wgpuQueueGetTimestampPeriod
+        self.undefined_index = 0xFFFFFFFF
         self.release_pass = lib.wgpuComputePassEncoderRelease
         self.release_encoder = lib.wgpuCommandEncoderRelease
         self.release_commands = lib.wgpuCommandBufferRelease
@@ -151,6 +174,20 @@ class NativeCalls:
             d = self._labels[label] = (enc, cpass, done, text)
         return d
 
+    def timed_pass_descriptor(self, label: str, query_set, begin: bool, end: bool):
+        """A compute pass descriptor writing timestamps 0 (begin) and/or 1 (end) of ``query_set``."""
+        ffi = self.ffi
+        text = ffi.new("char[]", label.encode())
+        tw = ffi.new("WGPUPassTimestampWrites *")
+        tw.querySet = query_set._internal
+        tw.beginningOfPassWriteIndex = 0 if begin else self.undefined_index
+        tw.endOfPassWriteIndex = 1 if end else self.undefined_index
+        desc = ffi.new("WGPUComputePassDescriptor *")
+        desc.label.data = text
+        desc.label.length = self.strlen
+        desc.timestampWrites = tw
+        return desc, (text, tw)
+
     def usable(self, device, queue) -> bool:
         """``device`` and ``queue`` are plain wgpu-native objects whose wgpu-py methods nobody replaced (a test
         or a profiler patching them sees every call through the wgpu-py path)."""
@@ -194,122 +231,97 @@ class NativeCalls:
 
 
 def native_calls() -> NativeCalls | None:
-    """The process's :class:`NativeCalls`, or None when this wgpu-py build does not have them."""
+    """The process's :class:`NativeCalls`, or None when the gate is closed or this wgpu-py build lacks them."""
     if not _NATIVE:
-        try:
-            _NATIVE.append(NativeCalls())
-        except Exception:  # noqa: BLE001 - any other wgpu build: the public methods
-            _NATIVE.append(None)
+        nat = None
+        if native_enabled():
+            try:
+                nat = NativeCalls()
+            except Exception:  # noqa: BLE001 - any other wgpu build: the public methods
+                nat = None
+        _NATIVE.append(nat)
     return _NATIVE[0]
 
 
-def native_for(device, queue) -> NativeCalls | None:
-    """:func:`native_calls` when ``device`` and ``queue`` are plain wgpu-native objects, else None."""
+def native_driver(device, queue, spin_s: float | None = None) -> "NativeDriver | None":
+    """A :class:`NativeDriver` for ``device``/``queue`` when the gate is open and both are plain wgpu-native
+    objects whose wgpu-py methods nobody replaced (a test or a profiler patching them sees every call
+    through the public path), else None."""
     nat = native_calls()
-    if nat is not None and nat.usable(device, queue):
-        return nat
-    return None
+    if nat is None or not nat.usable(device, queue):
+        return None
+    return NativeDriver(nat, device, queue, spin_s)
 
 
-class NativePass:
-    """A compute pass being recorded (``set_pipeline``, ``set_bind_group``, ``dispatch_workgroups``, ``end``)."""
+class NativeRecorder:
+    """A command encoder being recorded through wgpu-native (created inside a ``checked()`` region)."""
 
-    __slots__ = ("_nat", "_h")
-
-    def __init__(self, nat: NativeCalls, handle):
-        self._nat = nat
-        self._h = handle
-
-    def set_pipeline(self, pipeline) -> None:
-        self._nat.set_pipeline(self._h, pipeline._internal)
-
-    def set_bind_group(self, index: int, bind_group) -> None:
-        self._nat.set_bind_group(self._h, index, bind_group._internal, 0, self._nat.null)
-
-    def dispatch_workgroups(self, x: int, y: int = 1, z: int = 1) -> None:
-        self._nat.dispatch(self._h, x, y, z)
-
-    def end(self) -> None:
-        h, self._h = self._h, None
-        if h is not None:
-            try:
-                self._nat.end_pass(h)
-            finally:
-                self._nat.release_pass(h)
-
-
-class NativeEncoder:
-    """A command encoder with the methods the executor uses. Create it, record and ``finish()`` inside one
-    ``nat.checked()`` region; ``finish()`` returns a :class:`NativeCommands`. Use it as a context manager
-    (or call :meth:`release`) so the handle is released on errors too."""
-
-    __slots__ = ("_nat", "_h", "_desc")
+    __slots__ = ("_nat", "_h", "_desc", "_label")
 
     def __init__(self, nat: NativeCalls, device, label: str):
         self._nat = nat
+        self._label = label
         self._desc = nat.descriptors(label)
         self._h = None
         self._h = nat.create_encoder(device._internal, self._desc[0])
 
-    def __enter__(self):
-        return self
+    def clear(self, buffer, offset: int, size: int) -> None:
+        self._nat.clear(self._h, buffer._internal, offset, size)
 
-    def __exit__(self, *exc):
-        self.release()
+    def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
+        self._nat.copy(self._h, src._internal, src_offset, dst._internal, dst_offset, size)
+
+    def resolve(self, query_set, count: int, dst, offset: int) -> None:
+        self._nat.resolve(self._h, query_set._internal, 0, count, dst._internal, offset)
+
+    def compute_pass(self, dispatches, timer=None) -> int:
+        """One compute pass over ``dispatches`` (work.Dispatch); ``timer``: (query_set, begin, end) timestamps.
+        set_pipeline / set_bind_group only when they change. Returns the number of dispatches recorded."""
+        nat = self._nat
+        keep = None
+        if timer is None:
+            desc = self._desc[1]
+        else:
+            desc, keep = nat.timed_pass_descriptor(self._label, *timer)
+        cpass = nat.begin_pass(self._h, desc)
+        del keep
+        set_pipeline, set_bind_group, dispatch, null = nat.set_pipeline, nat.set_bind_group, nat.dispatch, nat.null
+        n, pipeline, bound = 0, None, []
+        try:
+            for d in dispatches:
+                if not d.total:
+                    continue
+                if d.pipeline is not pipeline:
+                    pipeline = d.pipeline
+                    set_pipeline(cpass, pipeline._internal)
+                    bound = [None] * len(d.bind_groups)
+                for g, bg in enumerate(d.bind_groups):
+                    if bound[g] is not bg:
+                        set_bind_group(cpass, g, bg._internal, 0, null)
+                        bound[g] = bg
+                x, y, z = d.workgroups
+                dispatch(cpass, x, y, z)
+                n += 1
+            nat.end_pass(cpass)
+        finally:
+            nat.release_pass(cpass)
+        return n
+
+    def finish(self):
+        """The finished command buffer handle (submit it with :meth:`NativeDriver.submit`)."""
+        return self._nat.finish(self._h, self._desc[2])
 
     def release(self) -> None:
         h, self._h = self._h, None
         if h is not None:
             self._nat.release_encoder(h)
 
-    def begin_compute_pass(self, label: str = "") -> NativePass:
-        return NativePass(self._nat, self._nat.begin_pass(self._h, self._desc[1]))
-
-    def copy_buffer_to_buffer(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
-        self._nat.copy(self._h, src._internal, src_offset, dst._internal, dst_offset, size)
-
-    def clear_buffer(self, buffer, offset: int = 0, size: int | None = None) -> None:
-        self._nat.clear(self._h, buffer._internal, offset, buffer.size - offset if size is None else size)
-
-    def finish(self) -> "NativeCommands":
-        return NativeCommands(self._nat, self._nat.finish(self._h, self._desc[2]))
-
-
-class NativeCommands:
-    """A finished command buffer; :meth:`submit` submits and releases it (inside a ``nat.checked()`` region)."""
-
-    __slots__ = ("_nat", "_h")
-
-    def __init__(self, nat: NativeCalls, handle):
-        self._nat = nat
-        self._h = handle
-
-    def submit(self, queue) -> None:
-        h, self._h = self._h, None
-        nat = self._nat
-        try:
-            nat.submit(queue._internal, 1, nat.ffi.new("WGPUCommandBuffer[1]", [h]))
-        finally:
-            nat.release_commands(h)
-
-    def release(self) -> None:
-        h, self._h = self._h, None
-        if h is not None:
-            self._nat.release_commands(h)
-
-    def __del__(self):
-        if self._h is not None:
-            try:
-                self.release()
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
-
 
 class NativeMapper:
-    """Maps buffers with wgpuBufferMapAsync and waits in the calling thread (see the module docstring).
+    """Maps buffers with wgpuBufferMapAsync, one C callback for every map (see the module docstring).
 
-    One C callback serves every map; each map has a token (the callback's userdata), so a
-    late callback of an abandoned map cannot be taken for the current one.
+    Each map has a token (the callback's userdata): a late callback of an abandoned map is
+    dropped, never taken for another map, and several maps may be in flight (async dispatch).
     """
 
     def __init__(self, nat: NativeCalls, spin_s: float | None = None):
@@ -317,13 +329,14 @@ class NativeMapper:
         #: Seconds of non-blocking polling before a wait blocks (``VYRE_SPIN_WAIT_US``, default 1000 µs).
         self.spin_s = _spin_default() if spin_s is None else spin_s
         self._done: dict[int, tuple[int, str]] = {}
+        self._abandoned: set[int] = set()
         self._seq = 0
         #: Seconds the last wait took. Longer than the spin: the next wait blocks at once (a long job is
         #: likely followed by another, and spinning through it only takes a core from the device when
         #: the device is the CPU, as with lavapipe).
         self._last_wait = 0.0
         ffi = nat.ffi
-        done = self._done
+        done, abandoned = self._done, self._abandoned
         success = nat.map_success
         from_view = nat.from_c_string_view
 
@@ -333,57 +346,92 @@ class NativeMapper:
                 msg = "" if status == success else from_view(message)
             except Exception:  # noqa: BLE001 - never raise into C
                 msg = "?"
-            done[int(ffi.cast("uintptr_t", userdata1))] = (int(status), msg)
+            token = int(ffi.cast("uintptr_t", userdata1))
+            if token in abandoned:
+                abandoned.discard(token)
+            else:
+                done[token] = (int(status), msg)
 
         self._callback = _mapped
         self._info = ffi.new("WGPUBufferMapCallbackInfo *")
         self._info.mode = nat.allow_process_events
         self._info.callback = _mapped
 
-    def usable(self, buf) -> bool:
-        return self._nat.can_map(buf)
-
-    def map(self, device, buf, mode: int, size: int) -> None:
-        """Map ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write) and wait for it."""
+    def start(self, buf, mode: int, size: int) -> int:
+        """Issue the map of ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write); returns its token."""
         nat = self._nat
         if buf._map_state != nat.unmapped:
             raise RuntimeError(f"Can only map a buffer if its currently unmapped, not {buf._map_state!r}")
         self._seq += 1
         token = self._seq
-        info = self._info
-        info.userdata1 = nat.ffi.cast("void *", token)
-        done = self._done
-        if done:  # late callbacks of abandoned maps
-            done.clear()
+        self._info.userdata1 = nat.ffi.cast("void *", token)
         buf._map_state = nat.pending
-        issued = False
         try:
             with nat.checked():
-                nat.map_async(buf._internal, mode, 0, size, info[0])
-                issued = True
-                if token not in done:
-                    spin = self.spin_s
-                    t0 = time.perf_counter()
-                    nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
-                    self._last_wait = time.perf_counter() - t0
+                nat.map_async(buf._internal, mode, 0, size, self._info[0])
         except BaseException:
-            if not issued:
-                buf._map_state = nat.unmapped
-            elif done.get(token, (None,))[0] == nat.map_success:
-                self._set_mapped(buf, size, mode)  # mapped after all: let the caller's cleanup unmap it
-            done.pop(token, None)
+            buf._map_state = nat.unmapped
             raise
-        status, message = done.pop(token)
+        return token
+
+    def settled(self, device, token: int, timeout: float) -> bool:
+        """Whether map ``token`` completed, polling for at most ``timeout`` seconds (0: one non-blocking poll)."""
+        nat = self._nat
+        done = self._done
+        if token in done:
+            return True
+        handle, poll, null = device._internal, nat.poll, nat.null
+        deadline = time.monotonic() + timeout
+        while True:
+            with nat.checked():
+                poll(handle, 0, null)
+            if token in done or time.monotonic() >= deadline:
+                return token in done
+            time.sleep(0.0002)
+
+    def wait(self, device, token: int) -> None:
+        """Wait for map ``token`` in this thread (spin, then block; see the module docstring)."""
+        nat = self._nat
+        done = self._done
+        if token not in done:
+            spin = self.spin_s
+            t0 = time.perf_counter()
+            with nat.checked():
+                nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
+            self._last_wait = time.perf_counter() - t0
+
+    def finish(self, buf, token: int, size: int, mode: int) -> None:
+        """After the map completed: raise if it failed, else set the buffer's wgpu-py state to mapped."""
+        nat = self._nat
+        status, message = self._done.pop(token)
         if status != nat.map_success:
             buf._map_state = nat.unmapped
             raise RuntimeError(f"Could not map buffer ({status} : {message}).")
         self._set_mapped(buf, size, mode)
 
-    def view(self, buf, size: int):
-        """A uint8 numpy view of the first ``size`` bytes of ``buf``, mapped by :meth:`map` (valid until
-        :meth:`unmap`: copy what you keep)."""
-        import numpy as np
+    def abandon(self, buf, token: int, size: int, mode: int) -> None:
+        """Give up on map ``token`` (an error or ^C while waiting): a late callback is dropped; a map that
+        did complete leaves the buffer mapped, so the caller's cleanup can unmap it."""
+        got = self._done.pop(token, None)
+        if got is None:
+            self._abandoned.add(token)
+        elif got[0] == self._nat.map_success:
+            self._set_mapped(buf, size, mode)
+            return
+        buf._map_state = self._nat.unmapped
 
+    def map(self, device, buf, mode: int, size: int) -> None:
+        """Map and wait."""
+        token = self.start(buf, mode, size)
+        try:
+            self.wait(device, token)
+        except BaseException:
+            self.abandon(buf, token, size, mode)
+            raise
+        self.finish(buf, token, size, mode)
+
+    def view(self, buf, size: int) -> np.ndarray:
+        """A uint8 view of the first ``size`` bytes of mapped ``buf`` (valid until :meth:`unmap`)."""
         nat = self._nat
         if buf._map_state != nat.mapped or size > buf._mapped_status[1]:
             raise RuntimeError("Can only read from a buffer if its mapped (over the range read).")
@@ -410,5 +458,100 @@ class NativeMapper:
         buf._mapped_memoryviews = []
 
 
-__all__ = ["NativeCalls", "NativeEncoder", "NativePass", "NativeCommands", "NativeMapper", "native_calls",
-           "native_for", "MAP_TIMEOUT_S"]
+class NativeDriver:
+    """The executor's driver on wgpu-native's entry points (interface shared with :class:`~.public.PublicDriver`)."""
+
+    name = "native"
+
+    def __init__(self, nat: NativeCalls, device, queue, spin_s: float | None = None):
+        self.nat = nat
+        self.device = device
+        self.queue = queue
+        self.mapper = NativeMapper(nat, spin_s)
+
+    @property
+    def spin_s(self) -> float:
+        return self.mapper.spin_s
+
+    def checked(self):
+        """A region of direct calls whose reported wgpu error is raised when it ends."""
+        return self.nat.checked()
+
+    def usable_now(self) -> bool:
+        """The device's and queue's wgpu-py methods are still the ones this driver replaces."""
+        return self.nat.usable(self.device, self.queue)
+
+    def write(self, buffer, offset: int, data: np.ndarray) -> None:
+        """``queue.write_buffer`` (inside a ``checked()`` region)."""
+        nat = self.nat
+        nat.write(self.queue._internal, buffer._internal, offset, nat.from_buffer(data), data.nbytes)
+
+    def recorder(self, label: str) -> NativeRecorder:
+        return NativeRecorder(self.nat, self.device, label)
+
+    def submit(self, commands) -> None:
+        """Submit and release a finished command buffer handle (inside a ``checked()`` region)."""
+        nat = self.nat
+        try:
+            nat.submit(self.queue._internal, 1, nat.ffi.new("WGPUCommandBuffer[1]", [commands]))
+        finally:
+            nat.release_commands(commands)
+
+    def discard(self, commands) -> None:
+        self.nat.release_commands(commands)
+
+    def usable(self, buf) -> bool:
+        return self.nat.can_map(buf)
+
+    def map(self, buf, mode: int, size: int) -> None:
+        self.mapper.map(self.device, buf, mode, size)
+
+    def view(self, buf, size: int) -> np.ndarray:
+        return self.mapper.view(buf, size)
+
+    def unmap(self, buf) -> None:
+        self.mapper.unmap(buf)
+
+    def mapped_range(self, buf, offset: int, size: int) -> Any:
+        """A writable memoryview of a range of a buffer mapped for writing (for threaded copies), or None."""
+        get_range = getattr(buf, "_experimental_get_mapped_range", None)
+        return get_range(offset, size) if get_range is not None else None
+
+    def write_mapped(self, buf, data: np.ndarray, offset: int) -> None:
+        buf.write_mapped(data, offset)
+
+    # ---- maps in flight (async dispatch) --------------------------------------------------------
+    def start_map(self, buf, size: int) -> Any:
+        return (buf, size, self.mapper.start(buf, 1, size))
+
+    def settled(self, pending, timeout: float) -> bool:
+        return self.mapper.settled(self.device, pending[2], timeout)
+
+    def finish_map(self, pending) -> None:
+        buf, size, token = pending
+        self.mapper.wait(self.device, token)
+        self.mapper.finish(buf, token, size, 1)
+
+    def abandon_map(self, pending) -> None:
+        buf, size, token = pending
+        self.mapper.abandon(buf, token, size, 1)
+
+    # ---- the queue --------------------------------------------------------------------------------
+    def wait_idle(self) -> None:
+        """Wait until the queue is empty (``on_submitted_work_done_sync`` is broken in wgpu-py 0.32)."""
+        nat = self.nat
+        handle, poll, null = self.device._internal, nat.poll, nat.null
+        with nat.checked():
+            nat.wait(self.device, lambda: poll(handle, 0, null), self.mapper.spin_s)
+
+    def timestamp_period(self) -> float:
+        """Nanoseconds per timestamp tick (1.0 when wgpu-native cannot tell)."""
+        try:
+            period = float(self.nat.timestamp_period(self.queue._internal))
+        except Exception:  # noqa: BLE001
+            return 1.0
+        return period if period > 0 else 1.0
+
+
+__all__ = ["KNOWN_WGPU", "ENV_SWITCH", "MAP_TIMEOUT_S", "NativeCalls", "NativeDriver", "NativeMapper",
+           "NativeRecorder", "native_calls", "native_driver", "native_enabled"]

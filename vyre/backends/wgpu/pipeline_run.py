@@ -1,20 +1,23 @@
-"""``run_pipeline``: an op pipeline (vyre.ops.pipeline.Pipeline) run on the device in one submit.
+"""``run_pipeline``: an op pipeline (:class:`vyre.backends.schedule.Pipeline`) run on the device as one Work.
 
 Every pipeline buffer lives in a resident buffer, kept per pipeline shape (buffer names,
-dtypes, counts) so repeated calls allocate nothing. One command encoder holds the input
-uploads (one staging operation), zeroing of every other buffer, all steps in a compute
-pass and the copies of the outputs (one readback). The host semantics of
-``vyre.ops.pipeline.run_pipeline`` are kept exactly: buffers that are not inputs start at
-zero, and a step's ``write`` buffer is zero-initialised when an earlier step (or the
-input) left data in it, which splits the pass there (clears cannot go inside a pass).
+dtypes, counts) so repeated calls allocate nothing; the checked steps (their bind groups and
+the passes split by clears) are kept per pipeline object, so a repeated call only converts
+its inputs and runs. One submission holds the input writes, zeroing of every other buffer,
+all steps in compute passes and the copies of the outputs (one readback, converted while
+mapped). The host semantics of ``vyre.backends.schedule.run_pipeline`` are kept exactly:
+buffers that are not inputs start at zero, and a step's ``write`` buffer is zero-initialised
+when an earlier step (or the input) left data in it, which splits the pass there (clears
+cannot go inside a pass).
 
 The pipeline is duck-typed (``buffers``, ``inputs``, ``outputs``, ``steps``,
-``output_shapes``), so this layer does not import vyre.ops.
+``output_shapes``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,22 +26,40 @@ from ...ir.program import BufferDecl
 from ...ir.types import Access
 from ..config import DispatchConfig
 from ..host import host_to_storage, pipeline_input, storage_nbytes, storage_to_host
+from .resident import ResidentState, ResidentStore, _pad4
+from .work import Pass, Read, Work, Write
+
+SCHEDULE_CAP = 64
 
 
 def _decl(name: str, spec, access: Access) -> BufferDecl:
     return BufferDecl(name=name, binding=0, dtype=spec.dtype, access=access, count=spec.count)
 
 
-class PipelineMixin:
-    """Runs op pipelines over resident buffers (mixed into WgpuBackend through ResidentMixin)."""
+@dataclass
+class Schedule:
+    """A pipeline checked on the device: its buffers, passes and reads."""
+
+    pipeline: object
+    shape: tuple
+    handles: dict
+    inputs: list  # (buffer, decl) per pipeline input
+    passes: list
+    reads: list
+
+
+class OpPipelines:
+    """Runs op pipelines over resident buffers (see the module docstring)."""
 
     #: Pipeline shapes whose resident buffers are kept (least recently used ones are freed).
-    pipeline_shape_cap = 8
+    shape_cap = 8
 
-    def run_pipeline(self, pipeline, inputs) -> list[np.ndarray]:
-        """Run every step of ``pipeline`` on the device; returns its outputs (reshaped per
-        ``output_shapes``), equal to ``vyre.ops.pipeline.run_pipeline`` on any backend. Inputs
-        follow ``host_inputs``: byte data for u32 buffers is packed, vector arrays flattened."""
+    def __init__(self, dev, resident: ResidentStore, executor):
+        self._dev = dev
+        self._resident = resident
+        self._ex = executor
+
+    def run(self, pipeline, inputs) -> list[np.ndarray]:
         if isinstance(inputs, Mapping):
             missing = [n for n in pipeline.inputs if n not in inputs]
             if missing:
@@ -49,32 +70,55 @@ class PipelineMixin:
             raise DispatchError(f"{pipeline.name} takes {len(pipeline.inputs)} input(s) "
                                 f"({', '.join(pipeline.inputs)}), got {got}",
                                 fix="pass a list with one array per pipeline input")
-        staged = {}
+        buffers = pipeline.buffers
+        staged = []
         for name, value in zip(pipeline.inputs, inputs):
-            spec = pipeline.buffers[name]
+            spec = buffers[name]
             data, _ = host_to_storage(_decl(name, spec, Access.READ), pipeline_input(spec.dtype, value))
-            staged[name] = data.reshape(-1).view(np.uint8)
-        with self._lock:
-            st = self._ready()
-            handles = self._pipeline_handles(st, pipeline)
-            bufs = {n: self._buffer(st, h, pipeline.name) for n, h in handles.items()}
-            segments = self._pipeline_segments(st, pipeline, handles, bufs)
-            uploads = [(bufs[n], 0, d) for n, d in staged.items() if d.nbytes]
-            reads = [(bufs[n], 0, handles[n].nbytes) for n in pipeline.outputs]
-            raw = self._submit_sequence(st, segments, reads, False, f"vyre-pipeline:{pipeline.name}", uploads)
-        outs = []
-        for name, r in zip(pipeline.outputs, raw):
-            spec = pipeline.buffers[name]
-            a = storage_to_host(_decl(name, spec, Access.READ_WRITE), r, spec.count)
-            shape = pipeline.output_shapes.get(name)
-            outs.append(a.reshape(shape) if shape is not None else a)
-        return outs
+            staged.append(_pad4(data.reshape(-1).view(np.uint8)))
+        with self._dev.lock:
+            st = self._resident.state()
+            sched = self._schedule(st, pipeline)
+            writes = [Write(buf, 0, d) for (buf, _), d in zip(sched.inputs, staged) if d.nbytes]
+            work = Work(label=f"vyre-pipeline:{pipeline.name}", writes=writes, passes=sched.passes,
+                        reads=sched.reads, program=pipeline.name)
+            outs = self._ex.run(work)
+            self._resident._stats.bump("resident_dispatches", work.dispatches)
+            return outs
 
-    def _pipeline_segments(self, st, pipeline, handles, bufs) -> list:
+    def _schedule(self, st: ResidentState, pipeline) -> Schedule:
+        hit = st.schedules.get(id(pipeline))
+        if hit is not None and hit.pipeline is pipeline and st.pipelines.get(hit.shape) is hit.handles:
+            st.schedules.move_to_end(id(pipeline))
+            return hit
+        shape, handles = self._handles(st, pipeline)
+        bufs = {n: self._resident.buffer(st, h, pipeline.name) for n, h in handles.items()}
+        sched = Schedule(pipeline, shape, handles,
+                         inputs=[(bufs[n], None) for n in pipeline.inputs],
+                         passes=self._passes(st, pipeline, handles, bufs),
+                         reads=[self._read(pipeline, n, bufs[n], handles[n].nbytes) for n in pipeline.outputs])
+        st.schedules[id(pipeline)] = sched
+        while len(st.schedules) > SCHEDULE_CAP:
+            st.schedules.popitem(last=False)
+        return sched
+
+    @staticmethod
+    def _read(pipeline, name: str, buf, nbytes: int) -> Read:
+        spec = pipeline.buffers[name]
+        decl = _decl(name, spec, Access.READ_WRITE)
+        shape = pipeline.output_shapes.get(name)
+
+        def convert(view: np.ndarray) -> np.ndarray:
+            a = storage_to_host(decl, view, spec.count)
+            return a.reshape(shape) if shape is not None else a
+
+        return Read(buf, 0, nbytes, convert=convert)
+
+    def _passes(self, st: ResidentState, pipeline, handles, bufs) -> list[Pass]:
         """Prepare every step; group them into passes separated by the clears host semantics need."""
         dirty = set(pipeline.inputs)  # buffers holding data (not all zero) at this point
-        clears = [(bufs[n], handles[n].nbytes) for n in pipeline.buffers if n not in dirty]
-        segments, steps = [], []
+        clears = [(bufs[n], 0, handles[n].nbytes) for n in pipeline.buffers if n not in dirty]
+        passes, steps = [], []
         for k, step in enumerate(pipeline.steps):
             decls = step.program.sorted_buffers
             if len(decls) != len(step.bind):
@@ -85,41 +129,42 @@ class PipelineMixin:
                 raise DispatchError(f"{pipeline.name} step {k} binds unknown buffer(s) {unknown}")
             counts = {d.name: pipeline.buffers[n].count for d, n in zip(decls, step.bind) if d.count is None}
             config = DispatchConfig(grid=step.grid, counts=counts)
-            prepared = self._prepare(st, step.program, [handles[n] for n in step.bind], config,
-                                     f"{pipeline.name} step {k}")
+            prepared = self._resident.step(st, step.program, [handles[n] for n in step.bind], config,
+                                           f"{pipeline.name} step {k}")
             stale = list(dict.fromkeys(n for d, n in zip(decls, step.bind) if d.access is Access.WRITE and n in dirty))
             if stale:
-                segments.append((clears, steps))
-                clears, steps = [(bufs[n], handles[n].nbytes) for n in stale], []
+                passes.append(Pass(steps, clears))
+                clears, steps = [(bufs[n], 0, handles[n].nbytes) for n in stale], []
                 dirty.difference_update(stale)
             steps.append(prepared)
             if prepared.total:
                 dirty.update(n for d, n in zip(decls, step.bind) if d.access.writable)
-        segments.append((clears, steps))
-        return segments
+        passes.append(Pass(steps, clears))
+        return passes
 
-    def _pipeline_handles(self, st, pipeline) -> dict:
+    def _handles(self, st: ResidentState, pipeline) -> tuple[tuple, dict]:
         """Resident buffers for every pipeline buffer, shared by calls with the same shape."""
         key = tuple(sorted((n, s.dtype.value, int(s.count)) for n, s in pipeline.buffers.items()))
         hit = st.pipelines.get(key)
         if hit is not None:
             st.pipelines.move_to_end(key)
-            return hit
+            return key, hit
         handles = {}
+        resident = self._resident
         try:
             for name, spec in pipeline.buffers.items():
-                handles[name] = self.allocate_resident(storage_nbytes(spec.dtype, spec.count),
-                                                       label=f"vyre-pipeline:{pipeline.name}.{name}")
+                handles[name] = resident.allocate(storage_nbytes(spec.dtype, spec.count),
+                                                  label=f"vyre-pipeline:{pipeline.name}.{name}")
         except BaseException:
             for h in handles.values():
-                self.free_resident(h)
+                resident.free(h)
             raise
         st.pipelines[key] = handles
-        while len(st.pipelines) > self.pipeline_shape_cap:
+        while len(st.pipelines) > self.shape_cap:
             _, old = st.pipelines.popitem(last=False)
             for h in old.values():
-                self.free_resident(h)
-        return handles
+                resident.free(h)
+        return key, handles
 
 
-__all__ = ["PipelineMixin"]
+__all__ = ["OpPipelines"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...errors import BackendError, LoweringError
-from .device import translate_error
+from .failures import translate_error
 from .transfer import ResourceSet
 
 PARAMS_NAME = "_vyre"

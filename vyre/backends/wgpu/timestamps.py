@@ -1,10 +1,10 @@
 """GPU timing: a pair of timestamp queries around the compute pass(es) of one submission.
 
-With the device feature ``timestamp-query`` the pass writes a timestamp when it begins and
-one when it ends (``timestampWrites``); the encoder resolves both into a small buffer that
-is copied out with the results. The raw values are ticks; wgpu-native's
-``wgpuQueueGetTimestampPeriod`` gives nanoseconds per tick (1.0 on lavapipe and NVIDIA).
-Without the feature the caller measures wall-clock time instead and says so in ``source``.
+With the device feature ``timestamp-query`` the first pass writes a timestamp when it begins
+and the last one when it ends; the encoder resolves both into a small buffer that is copied
+out with the results. The raw values are ticks; the driver's ``timestamp_period()`` gives
+nanoseconds per tick (1.0 on lavapipe and NVIDIA). Without the feature the executor measures
+wall-clock time instead and says so in ``source``.
 """
 
 from __future__ import annotations
@@ -35,17 +35,6 @@ class TimedDispatch(NamedTuple):
         return self.gpu_ns / 1e9
 
 
-def timestamp_period(queue) -> float:
-    """Nanoseconds per timestamp tick (1.0 when wgpu-native cannot tell)."""
-    try:
-        from wgpu.backends.wgpu_native._ffi import lib
-
-        period = float(lib.wgpuQueueGetTimestampPeriod(queue._internal))
-    except Exception:
-        return 1.0
-    return period if period > 0 else 1.0
-
-
 class QueryPair:
     """A query set of two timestamps and the buffer they resolve into (16 bytes)."""
 
@@ -58,20 +47,6 @@ class QueryPair:
         self.resolved = device.create_buffer(label="vyre-timestamps", size=256,
                                              usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
 
-    def writes(self, first: bool, last: bool) -> dict:
-        """``timestamp_writes`` of one pass: begin on the first pass, end on the last."""
-        tw: dict = {"query_set": self.query_set}
-        if first:
-            tw["beginning_of_pass_write_index"] = 0
-        if last:
-            tw["end_of_pass_write_index"] = 1
-        return tw
-
-    def resolve(self, encoder) -> tuple:
-        """Record the resolve; returns the ``(buffer, offset, nbytes)`` range to read back."""
-        encoder.resolve_query_set(self.query_set, 0, 2, self.resolved, 0)
-        return (self.resolved, 0, self.nbytes)
-
 
 def elapsed_ns(raw: np.ndarray, period: float) -> int:
     """Nanoseconds between the two resolved timestamps (``raw``: their 16 bytes)."""
@@ -79,4 +54,4 @@ def elapsed_ns(raw: np.ndarray, period: float) -> int:
     return max(0, round((end - begin) * period))
 
 
-__all__ = ["TimedDispatch", "QueryPair", "timestamp_period", "elapsed_ns", "FEATURE"]
+__all__ = ["TimedDispatch", "QueryPair", "elapsed_ns", "FEATURE"]

@@ -1,17 +1,8 @@
 """Host <-> GPU transfers and device buffer reuse.
 
 * :class:`Staging` owns one MAP_WRITE upload buffer and one MAP_READ readback buffer per
-  device, grown (powers of two) when a dispatch needs more and reused otherwise.
-  Readback copies every output into the readback buffer inside the dispatch's command
-  encoder, maps it once and reads it through one mapped view (``read_mapped(copy=False)``
-  when maps do not go through wgpu-native). Maps go through :class:`~.native.NativeMapper`
-  (no promise, no poll-thread hand-off, a short spin before blocking).
-* Uploads: inputs of a dispatch whose total is above ``map_threshold`` bytes go through the
-  mapped staging buffer (measured 5x faster than ``queue.write_buffer`` at 64 MiB on
-  lavapipe); below it (and for buffers under ``small_buffer`` bytes) ``queue.write_buffer``
-  is used: one call per input, where the mapped path needs a map, an unmap and a copy per
-  input (mapping an idle staging buffer and unmapping it costs ~7 µs on lavapipe through
-  the native mapper, ~70-80 µs through wgpu-py's promise and poll thread).
+  device, grown (powers of two) when a submission needs more and reused otherwise (the
+  executor decides what goes through them and maps them through its driver).
 * :class:`ResourceSet` holds the device buffers of one job slot of a compiled pipeline (one
   per binding, taken from the buffer pool and exchanged for a larger one when too small)
   and the bind groups made from them, keyed by the exact buffer objects, so a repeated
@@ -25,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from .native import NativeMapper, native_calls
 
 ALIGN = 16  # offsets inside staging buffers (mapping needs 8, copies 4)
 MIN_STAGING = 64 << 10
@@ -64,20 +53,9 @@ class Stats(dict):
         self[key] = self.get(key, 0) + n
 
 
-#: MapMode values as wgpu-native takes them.
-_MODE_INT = {"READ_NOSYNC": 1, "READ": 1, "WRITE": 2}
-
-
-def _map_read_mode():
-    """``READ_NOSYNC`` skips the empty submit wgpu-py 0.32 adds before mapping for read (a workaround for
-    reading buffers never submitted to; we always submit the copy first). Falls back to plain READ."""
-    return "READ_NOSYNC"
-
-
 class Staging:
-    """Reused upload (MAP_WRITE | COPY_SRC) and readback (MAP_READ | COPY_DST) buffers of one device."""
-
-    self_poll = True
+    """The reused upload (MAP_WRITE | COPY_SRC) and readback (MAP_READ | COPY_DST) buffers of one device,
+    grown (powers of two) when a submission needs more. Maps go through the executor's driver."""
 
     def __init__(self, device, stats: Stats, max_buffer_size: int | None = None):
         self.device = device
@@ -85,8 +63,6 @@ class Staging:
         self.max_buffer_size = max_buffer_size
         self.upload = None
         self.readback = None
-        self._read_mode = None
-        self._mapper = None  # NativeMapper, False (use wgpu-py), None (not decided yet)
 
     def _create(self, size: int, usage, label: str):
         self.stats.bump("staging_buffers_created")
@@ -115,69 +91,8 @@ class Staging:
             self.readback = self._create(size, wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, "vyre-readback")
         return self.readback
 
-    def _native_mapper(self):
-        if self._mapper is None:
-            nat = native_calls()
-            self._mapper = NativeMapper(nat) if nat is not None and type(self.device) is nat.device_type else False
-        return self._mapper
-
-    def _map(self, buf, mode, size: int) -> None:
-        """Map and wait. With wgpu-native: :class:`~.native.NativeMapper` (map_async with a reused callback,
-        then polls in this thread, spinning briefly before blocking: no promise, no poll-thread hand-off).
-        Otherwise wgpu-py's map_async + a blocking poll here + wait."""
-        mapper = self._mapper if self._mapper is not None else self._native_mapper()
-        if mapper and mapper.usable(buf):
-            mapper.map(self.device, buf, int(_MODE_INT.get(mode, mode)), size)
-            return
-        promise = buf.map_async(mode, 0, size)
-        poll = getattr(self.device, "_poll_wait", None) if self.self_poll else None
-        if poll is not None:
-            poll()
-        promise.sync_wait()
-
-    def map_upload(self, nbytes: int):
-        import wgpu
-
-        buf = self.ensure_upload(nbytes)
-        self._map(buf, wgpu.MapMode.WRITE, align(nbytes, ALIGN))
-        return buf
-
-    def map_readback(self, nbytes: int):
-        import wgpu
-
-        buf = self.readback
-        size = align(nbytes, ALIGN)
-        if self._read_mode is None:
-            try:
-                self._map(buf, _map_read_mode(), size)
-                self._read_mode = _map_read_mode()
-                return buf
-            except (ValueError, KeyError, TypeError, AttributeError):
-                self._read_mode = wgpu.MapMode.READ
-        self._map(buf, self._read_mode, size)
-        return buf
-
-    def mapped_view(self, buf, nbytes: int):
-        """The first ``nbytes`` of ``buf`` (mapped for reading by :meth:`map_readback`) as one uint8 numpy view,
-        or None when maps do not go through wgpu-native (then use ``buf.read_mapped``). Valid until unmapped."""
-        mapper = self._mapper
-        if not mapper or not mapper.usable(buf):
-            return None
-        return mapper.view(buf, nbytes)
-
-    @property
-    def spin_s(self) -> float:
-        """Seconds a wait for the GPU polls without blocking first (see :class:`~.native.NativeMapper`)."""
-        mapper = self._mapper if self._mapper is not None else self._native_mapper()
-        return mapper.spin_s if mapper else 0.0
-
-    def unmap(self, buf) -> None:
-        """``buf.unmap()`` (through wgpu-native directly when it was mapped that way)."""
-        mapper = self._mapper
-        if mapper and mapper.usable(buf):
-            mapper.unmap(buf)
-        else:
-            buf.unmap()
+    def bytes(self) -> int:
+        return sum(b.size for b in (self.upload, self.readback) if b is not None)
 
     def reset(self) -> None:
         """Drop both buffers (after an error that may have left one mapped)."""
@@ -187,7 +102,7 @@ class Staging:
             try:
                 if str(buf.map_state) == "mapped":
                     buf.unmap()
-            except Exception:
+            except Exception:  # noqa: BLE001 - best effort on a failed device
                 pass
         self.upload = None
         self.readback = None
@@ -197,7 +112,7 @@ class Staging:
             if buf is not None:
                 try:
                     buf.destroy()
-                except Exception:
+                except Exception:  # noqa: BLE001
                     pass
         self.upload = None
         self.readback = None
@@ -245,4 +160,4 @@ class ResourceSet:
         self.bound = None
 
 
-__all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "grow_size"]
+__all__ = ["Staging", "ResourceSet", "Stats", "align", "as_bytes4", "grow_size", "ALIGN", "MIN_STAGING"]

@@ -1,0 +1,327 @@
+"""The Executor: the one path from a :class:`~.work.Work` to results.
+
+    writes (queue.write_buffer; large totals through the mapped upload staging buffer)
+    -> one command encoder: staging copies, then per pass its clears and one compute pass
+       (timestamps around the passes of a timed Work), the copies of every read into the
+       readback staging buffer -> one submit -> one map -> each read converted -> unmap.
+
+:meth:`Executor.run` waits (when there is anything to read or time) and returns the reads'
+results; :meth:`Executor.launch` submits and starts mapping a caller-owned readback buffer,
+returning a :class:`Launched` to poll or wait (async dispatch). Every wgpu failure becomes a
+vyre error here (a lost device is marked lost on the :class:`~.device.Device`), and the
+staging buffers are dropped after a failure, which may have left one mapped.
+
+The executor holds no meaning: builders (dispatch, batch, resident, sequences, op pipelines)
+make the Work. It calls the device only through its driver: :class:`~.native.NativeDriver`
+(wgpu-native entry points) or :class:`~.public.PublicDriver` (wgpu-py's public API).
+Callers hold the device lock.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ...errors import DeviceLostError
+from . import hostcopy
+from .failures import translate_error
+from .native import native_driver
+from .public import PublicDriver
+from .timestamps import FEATURE, QueryPair, elapsed_ns
+from .transfer import ALIGN, Staging, Stats, align
+from .work import Read, Timed, Work
+
+
+def _layout(reads, start: int = 0) -> tuple[list, int]:
+    """Readback positions: per read ``(pos, lead, span)`` (4-byte aligned spans around any offset) or None
+    for an empty read; and the total bytes."""
+    layout, pos = [], start
+    for r in reads:
+        if not r.nbytes:
+            layout.append(None)
+            continue
+        lo = r.offset & ~3
+        span = align(r.offset + r.nbytes, 4) - lo
+        layout.append((pos, r.offset - lo, span))
+        pos += align(span, ALIGN)
+    return layout, pos
+
+
+def _convert(r: Read, view: np.ndarray) -> Any:
+    if r.convert is not None:
+        return r.convert(view)
+    dst = np.empty(r.nbytes, np.uint8) if r.out is None else r.out.reshape(-1).view(np.uint8)
+    hostcopy.copy_bytes(dst, view)
+    return dst if r.out is None else r.out
+
+
+def _empty(r: Read) -> Any:
+    if r.convert is not None:
+        return r.convert(np.zeros(0, np.uint8))
+    return np.zeros(0, np.uint8) if r.out is None else r.out
+
+
+class Executor:
+    """Runs Work on one device (re-attached by :meth:`attach` when the device is replaced)."""
+
+    #: Writes of one Work totalling more bytes than this go through the mapped staging buffer;
+    #: smaller totals use queue.write_buffer (cheaper than a map round trip).
+    upload_map_threshold = 512 << 10
+    #: With the mapped path on, writes smaller than this still use queue.write_buffer.
+    upload_small_buffer = 64 << 10
+
+    def __init__(self, device_part, stats: Stats):
+        self._dev = device_part
+        self.stats = stats
+        self.driver: Any = None
+        self._native: Any = None
+        self._public: Any = None
+        self.staging: Staging | None = None
+        self._timer: QueryPair | None = None
+
+    def attach(self) -> None:
+        """Use the device part's current device (after it was opened or recovered)."""
+        d = self._dev
+        self._public = PublicDriver(d.device, d.queue)
+        self._native = native_driver(d.device, d.queue)
+        self.driver = self._native or self._public
+        if self.staging is not None:
+            self.staging.reset()
+        self.staging = Staging(d.device, self.stats, d.limits.get("max-buffer-size"))
+        self._timer = None
+
+    # ---- running ----------------------------------------------------------------------------------
+    def run(self, work: Work) -> list:
+        """Submit ``work``; when it reads anything, wait and return one result per read (else ``[]`` at once)."""
+        try:
+            layout, total, _ = self._submit(work, None, timer=None)
+            if not work.reads:
+                return []
+            return self._collect(work, layout, total, self.staging.readback, None)
+        except BaseException as exc:
+            raise self._failure(exc, work) from exc
+
+    def run_timed(self, work: Work) -> Timed:
+        """Submit ``work``, wait, and time it: timestamps around its passes when the device has them."""
+        t0 = time.perf_counter_ns()
+        try:
+            timer = None
+            if FEATURE in self._dev.features and work.passes:
+                if self._timer is None:
+                    self._timer = QueryPair(self._dev.device)
+                timer = self._timer
+            layout, total, stamp_at = self._submit(work, None, timer)
+            if total:
+                results = self._collect(work, layout, total, self.staging.readback, stamp_at)
+            else:
+                self.driver.wait_idle()
+                results = [_empty(r) for r in work.reads]
+        except BaseException as exc:
+            raise self._failure(exc, work) from exc
+        wall = time.perf_counter_ns() - t0
+        if stamp_at is not None:
+            stamps = results.pop()
+            return Timed(results, elapsed_ns(stamps, self.driver.timestamp_period()), "timestamp", wall)
+        return Timed(results, wall, "wall-clock", wall)
+
+    def launch(self, work: Work, readback) -> "Launched":
+        """Submit ``work`` with its reads copied into ``readback`` (a MAP_READ buffer the caller owns) and start
+        mapping it; the :class:`Launched` gives the results."""
+        try:
+            layout, total, _ = self._submit(work, readback, timer=None)
+            if not total:  # nothing to read: clear a few bytes so the map waits for this submission
+                with self.driver.checked():
+                    rec = self.driver.recorder("vyre-fence")
+                    try:
+                        rec.clear(readback, 0, 16)
+                        commands = rec.finish()
+                    finally:
+                        rec.release()
+                with self.driver.checked():
+                    self.driver.submit(commands)
+                total = 16
+            pending = self.driver.start_map(readback, total)
+        except BaseException as exc:
+            raise self._failure(exc, work) from exc
+        return Launched(self, work, layout, total, readback, pending)
+
+    def wait_idle(self) -> None:
+        """Wait until all submitted work is done."""
+        self._check_driver()
+        try:
+            self.driver.wait_idle()
+        except BaseException as exc:
+            raise self._failure(exc, None) from exc
+
+    # ---- the one encode/submit path ----------------------------------------------------------------
+    def _check_driver(self) -> None:
+        """The native driver while the device's and queue's wgpu-py methods are the originals (a test or a
+        profiler that patches them sees every call through the public API)."""
+        nat = self._native
+        if nat is not None and (self.driver is nat or self.driver is self._public):  # not a test's stand-in
+            self.driver = nat if nat.usable_now() else self._public
+
+    def _submit(self, work: Work, readback, timer: QueryPair | None) -> tuple[list, int, int | None]:
+        """Writes, encoder, submit. Returns (read layout, readback bytes used, offset of the timestamps)."""
+        self._check_driver()
+        driver, stats = self.driver, self.stats
+        direct, staged = self._split_writes(work.writes)
+        reads = work.reads
+        layout, total = _layout(reads)
+        stamp_at = None
+        if timer is not None:
+            stamp_at, total = total, total + ALIGN
+        passes = work.passes
+        need_encoder = bool(staged or passes or total)
+        with driver.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
+            for w in direct:
+                driver.write(w.buffer, w.offset, w.data)
+            if not need_encoder:
+                commands = None
+            else:
+                copies = self._stage(staged) if staged else ()
+                if total and readback is None:
+                    readback = self.staging.ensure_readback(total)
+                rec = driver.recorder(work.label)
+                try:
+                    for src, pos, buf, offset, n in copies:
+                        rec.copy(src, pos, buf, offset, n)
+                    n_dispatch, last = 0, len(passes) - 1
+                    for i, p in enumerate(passes):
+                        for buf, offset, size in p.clears:
+                            rec.clear(buf, offset, size)
+                        t = (timer.query_set, i == 0, i == last) if timer is not None else None
+                        n_dispatch += rec.compute_pass(p.dispatches, t)
+                    for r, item in zip(reads, layout):
+                        if item is not None:
+                            rec.copy(r.buffer, r.offset & ~3, readback, item[0], item[2])
+                    if timer is not None:
+                        rec.resolve(timer.query_set, 2, timer.resolved, 0)
+                        rec.copy(timer.resolved, 0, readback, stamp_at, QueryPair.nbytes)
+                    commands = rec.finish()
+                finally:
+                    rec.release()
+                work.dispatches = n_dispatch
+        if commands is not None:
+            with driver.checked():
+                driver.submit(commands)
+            stats.bump("submits")
+        stats.bump("uploads_direct", len(direct))
+        if staged:
+            stats.bump("uploads_mapped", len(staged))
+        stats.bump("bytes_uploaded", sum(w.data.nbytes for w in work.writes))
+        return layout, total, stamp_at
+
+    def _split_writes(self, writes) -> tuple[list, list]:
+        """(written by queue.write_buffer, staged through the mapped upload buffer)."""
+        if not writes:
+            return [], []
+        total = 0
+        for w in writes:
+            total += w.data.nbytes
+        if total <= self.upload_map_threshold:
+            return list(writes), []
+        small = self.upload_small_buffer
+        return [w for w in writes if w.data.nbytes < small], [w for w in writes if w.data.nbytes >= small]
+
+    def _stage(self, staged) -> list:
+        """Copy ``staged`` writes into the mapped upload buffer; returns the copies to record."""
+        driver = self.driver
+        need = sum(align(w.data.nbytes, ALIGN) for w in staged)
+        up = self.staging.ensure_upload(need)
+        driver.map(up, 2, align(need, ALIGN))
+        copies, pos = [], 0
+        try:
+            for w in staged:
+                n = w.data.nbytes
+                view = driver.mapped_range(up, pos, n) if n >= hostcopy.PARALLEL_MIN_BYTES else None
+                if view is not None:
+                    dst = np.frombuffer(view, np.uint8, count=n)
+                    hostcopy.copy_bytes(dst, w.data)
+                    del dst, view
+                else:
+                    driver.write_mapped(up, w.data, pos)
+                copies.append((up, pos, w.buffer, w.offset, n))
+                pos += align(n, ALIGN)
+        finally:
+            driver.unmap(up)
+        self.stats.bump("staging_maps")
+        return copies
+
+    def _collect(self, work: Work, layout, total: int, readback, stamp_at: int | None) -> list:
+        """Map ``readback`` (waits for the submission) and convert every read (and the timestamps) while mapped."""
+        driver = self.driver
+        driver.map(readback, 1, align(total, ALIGN))
+        return self._read_mapped(work, layout, total, readback, stamp_at)
+
+    def _read_mapped(self, work: Work, layout, total: int, readback, stamp_at: int | None) -> list:
+        driver = self.driver
+        results = []
+        try:
+            mem = driver.view(readback, total)
+            nbytes = 0
+            for r, item in zip(work.reads, layout):
+                if item is None:
+                    results.append(_empty(r))
+                    continue
+                pos, lead, _ = item
+                view = mem[pos + lead:pos + lead + r.nbytes]
+                results.append(_convert(r, view))  # copies: the mapping goes away below
+                del view
+                nbytes += r.nbytes
+            if stamp_at is not None:
+                results.append(mem[stamp_at:stamp_at + QueryPair.nbytes].copy())
+            del mem
+        finally:
+            driver.unmap(readback)
+        self.stats.bump("bytes_read_back", nbytes)
+        return results
+
+    def _failure(self, exc: BaseException, work: Work | None) -> BaseException:
+        """The vyre error for ``exc`` (a lost device is marked lost); staging buffers are dropped."""
+        if self.staging is not None:
+            self.staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
+        if not isinstance(exc, Exception):
+            return exc
+        err = translate_error(exc, stage="dispatch", wgsl=work.wgsl if work else None,
+                              program=work.program if work else None)
+        if isinstance(err, DeviceLostError):
+            self._dev.mark_lost()
+        return err
+
+
+class Launched:
+    """A submitted Work whose readback buffer is being mapped (see :meth:`Executor.launch`)."""
+
+    def __init__(self, executor: Executor, work: Work, layout, total: int, readback, pending):
+        self._ex = executor
+        self._work = work
+        self._layout = layout
+        self._total = total
+        self._readback = readback
+        self._pending = pending
+
+    def settled(self, timeout: float = 0.0) -> bool:
+        """Whether the results are ready, waiting at most ``timeout`` seconds."""
+        try:
+            return self._ex.driver.settled(self._pending, timeout)
+        except BaseException as exc:
+            raise self._ex._failure(exc, self._work) from exc
+
+    def results(self) -> list:
+        """Wait for the map and convert every read."""
+        ex = self._ex
+        try:
+            ex.driver.finish_map(self._pending)
+        except BaseException as exc:
+            ex.driver.abandon_map(self._pending)
+            raise ex._failure(exc, self._work) from exc
+        try:
+            return ex._read_mapped(self._work, self._layout, self._total, self._readback, None)
+        except BaseException as exc:
+            raise ex._failure(exc, self._work) from exc
+
+
+__all__ = ["Executor", "Launched"]

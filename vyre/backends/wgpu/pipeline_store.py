@@ -1,0 +1,267 @@
+"""The PipelineStore part of the wgpu backend: validation memo, lowering, the disk cache of lowerings,
+the pipeline LRU and the bind-group layouts.
+
+* Validation results are cached per fingerprint (bounded), lowerings per (fingerprint,
+  codegen key) (bounded LRU), pipelines per :func:`~.keys.pipeline_key` (LRU, ``capacity``).
+* With the disk cache on, a program never seen by this process is looked up on disk first:
+  a hit skips both the validator and the lowering (the entry was written after validating
+  under the same device limits and lowering contract).
+* Pipelines are built on the current device and remember its generation; the store is
+  cleared when the device is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import OrderedDict
+from typing import Callable
+
+from ...errors import DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError
+from ...ir.program import Program
+from ..artifact import CompiledProgram
+from .device import FEATURE_ALIASES, Device
+from .disk_cache import DiskCache
+from .keys import codegen_key, limits_digest, pipeline_key
+from .pipelines import CompiledPipeline, LayoutCache, PipelineCache, compile_pipeline
+from .transfer import Stats
+
+log = logging.getLogger("vyre")
+
+VALIDATED_CAPACITY = 4096
+
+_FEATURE_FIX = {
+    "shader-f16": "use f32 buffers and values instead of f16 (or run on an adapter with shader-f16; "
+                  "backend.supports_f16() tells)",
+    "subgroup": "avoid subgroup operations on this adapter",
+}
+
+
+def _find_validate():
+    try:
+        from ...ir.validate import validate
+    except ModuleNotFoundError as exc:
+        if exc.name in ("vyre.ir.validate",):
+            return None
+        raise
+    return validate
+
+
+def program_features(program) -> set[str]:
+    """Device features a program needs, judged from its declarations (the lowering may add more)."""
+    need: set[str] = set()
+    if any(b.dtype.uses_f16 for b in program.buffers) or any(w.dtype.uses_f16 for w in program.workgroup):
+        need.add("shader-f16")
+    return need
+
+
+class PipelineStore:
+    """Programs -> validated -> lowered -> GPU pipelines, each step cached."""
+
+    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable, contract: str, disk: DiskCache | None,
+                 capacity: int, release: Callable[[CompiledPipeline], None]):
+        self._dev = dev
+        self._stats = stats
+        self._lower_fn = lower_fn
+        self.contract = contract
+        self.disk = disk
+        self.cache = PipelineCache(capacity, release=release)
+        self.layouts: LayoutCache | None = None
+        self._validate_fn = _find_validate()
+        self._validated: OrderedDict[str, None] = OrderedDict()
+        self._disk_probed: OrderedDict[str, None] = OrderedDict()  # fingerprints the validator step missed on disk
+
+    def attach(self) -> None:
+        """Forget everything built on the old device (the disk cache stays: it is keyed by content)."""
+        self.cache.clear()
+        if self.layouts is None:
+            self.layouts = LayoutCache(self._dev.device, self._stats)
+        else:
+            self.layouts.clear(self._dev.device)
+
+    def forget(self) -> None:
+        """Drop pipelines, layouts and the validation memo (the device is going away)."""
+        self.cache.clear()
+        if self.layouts is not None:
+            self.layouts.clear()
+        self._validated.clear()
+        self._disk_probed.clear()
+
+    # ---- validation -------------------------------------------------------------------------------
+    def validate(self, program) -> None:
+        """Raise ValidationError if ``program`` is invalid under this device's limits (cached)."""
+        if not isinstance(program, Program):
+            raise DispatchError(f"expected a vyre Program, got {type(program).__name__}",
+                                fix="build one with vyre.ProgramBuilder(...).build()")
+        try:
+            fp = program.fingerprint
+        except Exception:  # noqa: BLE001 - e.g. nested too deep to serialise: the validator names the problem
+            fp = None
+        if fp is not None:
+            validated = self._validated
+            if fp in validated:
+                validated.move_to_end(fp)
+                return
+            if self._disk_lowering(fp) is not None:
+                self._mark_validated(fp)
+                return
+        if self._validate_fn is not None:
+            self._stats.bump("validations")
+            self._validate_fn(program, limits=self._dev.limits)
+        if fp is None:
+            try:
+                fp = program.fingerprint
+            except Exception as exc:  # noqa: BLE001
+                raise LoweringError(f"program {getattr(program, 'name', '?')!r} cannot be serialised: {exc}",
+                                    fix="simplify the program (bind partial results with b.let)") from None
+        self._mark_validated(fp)
+
+    def _mark_validated(self, fp: str) -> None:
+        with self._dev.lock:
+            self._validated[fp] = None
+            self._validated.move_to_end(fp)
+            while len(self._validated) > VALIDATED_CAPACITY:
+                self._validated.popitem(last=False)
+
+    # ---- lowering ---------------------------------------------------------------------------------
+    def _disk_scope(self, config) -> str:
+        return json.dumps([repr(codegen_key(config)), limits_digest(self._dev.limits)])
+
+    def _disk_lowering(self, fp: str, config=None):
+        """A lowering from the disk cache (kept in the memory LRU), or None. Probes disk once per program."""
+        if self.disk is None:
+            return None
+        lkey = (fp, codegen_key(config))
+        with self._dev.lock:
+            lowered = self.cache.lowering(lkey)
+            if lowered is not None:
+                return lowered
+            if fp in self._disk_probed:
+                return None
+        lowered = self.disk.load(fp, self._disk_scope(config))
+        with self._dev.lock:
+            if lowered is None:
+                self._disk_probed[fp] = None
+                while len(self._disk_probed) > VALIDATED_CAPACITY:
+                    self._disk_probed.popitem(last=False)
+            else:
+                self.cache.keep_lowering(lkey, lowered)
+        return lowered
+
+    def lower(self, program, config=None):
+        """The program's LoweredProgram: from the memory LRU, the disk cache or the lowering."""
+        fp = program.fingerprint
+        lkey = (fp, codegen_key(config))
+        with self._dev.lock:
+            lowered = self.cache.lowering(lkey)
+        if lowered is not None:
+            return lowered
+        lowered = self._disk_lowering(fp, config)
+        if lowered is not None:
+            return lowered
+        try:
+            lowered = self._lower_fn(program)
+        except VyreError:
+            raise
+        except Exception as exc:
+            raise LoweringError(f"lowering program {program.name!r} failed: {type(exc).__name__}: {exc}",
+                                fix="report this lowering bug with the program's text form") from exc
+        self._stats.bump("lowerings")
+        if self.disk is not None:
+            self.disk.store(fp, self._disk_scope(config), lowered)
+        with self._dev.lock:
+            self._disk_probed.pop(fp, None)
+            self.cache.keep_lowering(lkey, lowered)
+        return lowered
+
+    def needs(self, program, lowered) -> frozenset:
+        need = program_features(program) if program is not None else set()
+        need |= {FEATURE_ALIASES.get(str(f), str(f)) for f in (getattr(lowered, "features", None) or ())}
+        return frozenset(need)
+
+    def check_needs(self, name: str, need) -> None:
+        missing = sorted(set(need) - self._dev.features)
+        if missing:
+            info = self._dev.info
+            raise UnsupportedFeatureError(
+                f"program {name!r} needs device feature(s) {missing}, which adapter "
+                f"{info['device']!r} ({info['backend_type']}) does not offer",
+                fix="; ".join(_FEATURE_FIX.get(m, f"run on an adapter with {m}") for m in missing),
+            )
+
+    # ---- pipelines --------------------------------------------------------------------------------
+    def compiled(self, program, config=None) -> CompiledPipeline:
+        """The GPU pipeline of a validated program (memory cache -> lowering -> pipeline)."""
+        key = pipeline_key(program.fingerprint, config, self.contract, self._dev.identity)
+        with self._dev.lock:
+            self._dev.check_alive()
+            hit = self.cache.lookup(key)
+        if hit is not None:
+            if hit.needs:
+                self.check_needs(program.name, hit.needs)
+            return hit
+        lowered = self.lower(program, config)
+        need = self.needs(program, lowered)
+        self.check_needs(program.name, need)
+        return self.build(key, program, lowered, need)
+
+    def build(self, key, program, lowered, need, groups=None) -> CompiledPipeline:
+        dev = self._dev
+        with dev.lock:
+            dev.check_alive()
+            p = self.cache.get(key)
+            if p is not None:
+                return p
+            t0 = time.perf_counter()
+            try:
+                p = compile_pipeline(dev.device, program, lowered, key, self.layouts, groups)
+            except DeviceLostError:
+                dev.mark_lost()
+                raise
+            p.needs = need
+            p.generation = dev.generation
+            self.cache.put(p)
+            log.debug("vyre: compiled pipeline %s (%s) in %.1f ms", p.program_name, key[0][:12],
+                      (time.perf_counter() - t0) * 1e3)
+            return p
+
+    def pipeline_for(self, artifact: CompiledProgram) -> CompiledPipeline:
+        """The pipeline of a CompiledProgram: cached, or rebuilt from its WGSL (never lowered again)."""
+        key = (*artifact.key[:3], self._dev.identity)
+        with self._dev.lock:
+            self._dev.check_alive()
+            p = self.cache.lookup(key)
+            if p is None:
+                need = self.needs(artifact.program, artifact.lowered)
+                self.check_needs(artifact.name, need)
+                p = self.build(key, artifact.program, artifact.lowered, need)
+            if p.artifact is None:
+                p.artifact = artifact
+            return p
+
+    def artifact(self, p: CompiledPipeline) -> CompiledProgram:
+        with self._dev.lock:
+            if p.artifact is None:
+                p.artifact = CompiledProgram.from_pipeline(p)
+            return p.artifact
+
+    def invalidate(self, fingerprints=None) -> int:
+        """Drop pipelines, lowerings, validation results and disk entries (all, or of ``fingerprints``)."""
+        fps = None
+        if fingerprints is not None:
+            if isinstance(fingerprints, str) or hasattr(fingerprints, "fingerprint"):
+                fingerprints = [fingerprints]
+            fps = {f if isinstance(f, str) else f.fingerprint for f in fingerprints}
+        with self._dev.lock:
+            n = self.cache.remove(fps)
+            for store in (self._validated, self._disk_probed):
+                for fp in [f for f in store if fps is None or f in fps]:
+                    del store[fp]
+            if self.disk is not None:
+                self.disk.remove(fps)
+            self._stats.bump("invalidations")
+            return n
+
+
+__all__ = ["PipelineStore", "program_features", "VALIDATED_CAPACITY"]

@@ -1,0 +1,163 @@
+"""The executor's driver on wgpu-py's public API: used when :func:`~.native.native_driver` declines
+(an unknown wgpu-py version, ``VYRE_WGPU_NATIVE=0``, or patched device/queue/buffer methods).
+
+Same interface as :class:`~.native.NativeDriver`; every call goes through wgpu-py's own wrappers,
+which raise wgpu errors themselves. Maps use ``map_async`` promises (settled by wgpu-py's poll
+thread); waiting for the queue maps a small fence buffer after an empty submission.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+import numpy as np
+
+from .native import MAP_TIMEOUT_S
+
+
+class PublicRecorder:
+    """A wgpu-py command encoder with the recorder interface."""
+
+    __slots__ = ("_enc", "_label")
+
+    def __init__(self, device, label: str):
+        self._label = label
+        self._enc = device.create_command_encoder(label=label)
+
+    def clear(self, buffer, offset: int, size: int) -> None:
+        self._enc.clear_buffer(buffer, offset, size)
+
+    def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
+        self._enc.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+
+    def resolve(self, query_set, count: int, dst, offset: int) -> None:
+        self._enc.resolve_query_set(query_set, 0, count, dst, offset)
+
+    def compute_pass(self, dispatches, timer=None) -> int:
+        tw = None
+        if timer is not None:
+            query_set, begin, end = timer
+            tw = {"query_set": query_set}
+            if begin:
+                tw["beginning_of_pass_write_index"] = 0
+            if end:
+                tw["end_of_pass_write_index"] = 1
+        cpass = self._enc.begin_compute_pass(label=self._label, timestamp_writes=tw)
+        n, pipeline, bound = 0, None, []
+        for d in dispatches:
+            if not d.total:
+                continue
+            if d.pipeline is not pipeline:
+                pipeline = d.pipeline
+                cpass.set_pipeline(pipeline)
+                bound = [None] * len(d.bind_groups)
+            for g, bg in enumerate(d.bind_groups):
+                if bound[g] is not bg:
+                    cpass.set_bind_group(g, bg)
+                    bound[g] = bg
+            cpass.dispatch_workgroups(*d.workgroups)
+            n += 1
+        cpass.end()
+        return n
+
+    def finish(self):
+        return self._enc.finish()
+
+    def release(self) -> None:
+        self._enc = None
+
+
+def _mode(mode: int):
+    import wgpu
+
+    return wgpu.MapMode.READ if mode == 1 else wgpu.MapMode.WRITE
+
+
+class PublicDriver:
+    """The executor's driver on wgpu-py's public methods."""
+
+    name = "public"
+    spin_s = 0.0
+
+    def __init__(self, device, queue):
+        self.device = device
+        self.queue = queue
+        self._fence = None
+
+    def checked(self):
+        return contextlib.nullcontext()
+
+    def write(self, buffer, offset: int, data: np.ndarray) -> None:
+        self.queue.write_buffer(buffer, offset, data)
+
+    def recorder(self, label: str) -> PublicRecorder:
+        return PublicRecorder(self.device, label)
+
+    def submit(self, commands) -> None:
+        self.queue.submit([commands])
+
+    def discard(self, commands) -> None:
+        pass
+
+    def usable(self, buf) -> bool:
+        return True
+
+    def map(self, buf, mode: int, size: int) -> None:
+        buf.map_async(_mode(mode), 0, size).sync_wait()
+
+    def view(self, buf, size: int) -> np.ndarray:
+        return np.frombuffer(buf.read_mapped(0, size, copy=False), dtype=np.uint8)
+
+    def unmap(self, buf) -> None:
+        buf.unmap()
+
+    def mapped_range(self, buf, offset: int, size: int) -> Any:
+        return None  # the public API offers no writable view of mapped memory: write_mapped copies
+
+    def write_mapped(self, buf, data: np.ndarray, offset: int) -> None:
+        buf.write_mapped(data, offset)
+
+    # ---- maps in flight ----------------------------------------------------------------------------
+    def start_map(self, buf, size: int) -> Any:
+        return (buf, buf.map_async(_mode(1), 0, size))
+
+    def settled(self, pending, timeout: float) -> bool:
+        buf = pending[0]
+        deadline = time.monotonic() + timeout
+        while str(buf.map_state) != "mapped":
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def finish_map(self, pending) -> None:
+        pending[1].sync_wait()
+
+    def abandon_map(self, pending) -> None:
+        pass
+
+    # ---- the queue --------------------------------------------------------------------------------
+    def wait_idle(self) -> None:
+        """Clear a small fence buffer in a new submission and map it: the map waits for everything before."""
+        import wgpu
+
+        if self._fence is None:
+            self._fence = self.device.create_buffer(label="vyre-fence", size=16,
+                                                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        enc = self.device.create_command_encoder(label="vyre-fence")
+        enc.clear_buffer(self._fence, 0, 16)
+        self.queue.submit([enc.finish()])
+        deadline = time.monotonic() + MAP_TIMEOUT_S
+        promise = self._fence.map_async(wgpu.MapMode.READ, 0, 16)
+        promise.sync_wait()
+        if time.monotonic() > deadline:  # pragma: no cover - sync_wait has no timeout of its own
+            raise RuntimeError("waiting for the GPU did not complete: device lost?")
+        self._fence.unmap()
+
+    def timestamp_period(self) -> float:
+        return 1.0  # the public API does not expose it; 1.0 on lavapipe and NVIDIA
+
+
+__all__ = ["PublicDriver", "PublicRecorder"]

@@ -1,0 +1,89 @@
+"""One typed description of GPU work, the only thing the :class:`~.executor.Executor` runs.
+
+Every way of running work (a dispatch, a batch, a timed or async dispatch, raw WGSL, resident
+dispatches and sequences, resident uploads and downloads, op pipelines) builds a :class:`Work`
+and hands it over. A Work names only live wgpu objects (buffers, pipelines, bind groups) and
+host bytes: what they mean (programs, plans, handles) stays with the builder.
+
+In one submission, in this order: the writes (``queue.write_buffer``, or one mapped staging
+buffer and copies for large totals), then per :class:`Pass` its clears and one compute pass
+holding its dispatches, then the copies of every :class:`Read` into the readback buffer
+(and the timestamps of a timed Work); one submit; one map; each read converted while mapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(slots=True)
+class Dispatch:
+    """``set_pipeline`` + ``set_bind_group`` per group + ``dispatch_workgroups`` (skipped when ``total`` is 0)."""
+
+    pipeline: Any  # GPUComputePipeline
+    bind_groups: Sequence[Any]  # GPUBindGroup per group number
+    workgroups: tuple[int, int, int]
+    total: int = 1  # logical workgroups; 0: nothing to run
+
+
+@dataclass(slots=True)
+class Pass:
+    """Buffers to zero (``(buffer, offset, nbytes)``), then one compute pass over ``dispatches`` in order."""
+
+    dispatches: Iterable[Dispatch]
+    clears: Sequence[tuple[Any, int, int]] = ()
+
+
+@dataclass(slots=True)
+class Write:
+    """Host bytes (1-D uint8, a multiple of 4 bytes) for ``buffer`` at byte ``offset``."""
+
+    buffer: Any
+    offset: int
+    data: np.ndarray
+
+
+@dataclass(slots=True)
+class Read:
+    """``nbytes`` of ``buffer`` from byte ``offset`` (any offset), read after the work.
+
+    ``convert(view)`` turns the mapped bytes (a uint8 view, valid only during the call) into the
+    result and must copy what it keeps; without it the bytes are copied into ``out`` (a caller's
+    C-contiguous array of exactly ``nbytes`` bytes) or a new uint8 array."""
+
+    buffer: Any
+    offset: int
+    nbytes: int
+    convert: Callable[[np.ndarray], Any] | None = None
+    out: np.ndarray | None = None
+
+
+@dataclass(slots=True)
+class Work:
+    """One submission. ``program`` and ``wgsl`` only word error messages."""
+
+    label: str
+    writes: Sequence[Write] = ()
+    passes: Sequence[Pass] = ()
+    reads: Sequence[Read] = ()
+    timed: bool = False  # timestamps around the passes (wall clock where the device has none)
+    program: str | None = None
+    wgsl: str | None = None
+    dispatches: int = field(default=0)  # filled by the executor: dispatches recorded
+
+
+@dataclass(slots=True)
+class Timed:
+    """Results of a timed Work: ``gpu_ns`` from timestamps (``source == "timestamp"``) or the wall clock."""
+
+    results: list
+    gpu_ns: int
+    source: str
+    wall_ns: int
+
+
+__all__ = ["Dispatch", "Pass", "Write", "Read", "Work", "Timed"]
