@@ -42,6 +42,7 @@ BASELINES = {
     "raw_wgpu": "hand-written raw wgpu-py on the same adapter",
     "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
     "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",
+    "dispatch": "vyre backend.dispatch() of the same program (the op path's overhead)",
 }
 
 

@@ -134,6 +134,23 @@ def round_trip(ctx: Context) -> dict:
                   baselines=base, check=check, notes=notes)
 
 
+def _op_program_call(gpu, x, y):
+    """``dispatch()`` of the program ``vyre.ops.zip_add`` runs, with the inputs and config its pipeline uses."""
+    from vyre.backends.config import DispatchConfig
+    from vyre.ops.api import pipeline_for
+    from vyre.ops.registry import get
+
+    pipe = pipeline_for("zip.add", get("zip.add").params_for(x, y))
+    (step,) = pipe.steps
+    decls = step.program.sorted_buffers
+    named = dict(zip(pipe.inputs, (x, y)))
+    ins = [named[n] for d, n in zip(decls, step.bind) if d.access.readable]
+    counts = {d.name: pipe.buffers[n].count for d, n in zip(decls, step.bind)
+              if not d.access.readable and d.count is None}
+    cfg = DispatchConfig(grid=step.grid, counts=counts)
+    return lambda: gpu.dispatch(step.program, ins, cfg)
+
+
 def op_round_trip(ctx: Context) -> dict:
     import vyre.ops
 
@@ -141,10 +158,14 @@ def op_round_trip(ctx: Context) -> dict:
     x = np.arange(N, dtype=np.float32)
     y = np.ones(N, dtype=np.float32)
     got = vyre.ops.zip_add(gpu, x, y)
-    check = {"ok": bool(np.array_equal(got, x + y)), "against": "numpy x + y"}
+    same_program = _op_program_call(gpu, x, y)
+    check = {"ok": bool(np.array_equal(got, x + y)) and bool(np.array_equal(same_program()[0].reshape(-1), x + y)),
+             "against": "numpy x + y"}
     reps = _reps(ctx)
     vy = host_timing(lambda: vyre.ops.zip_add(gpu, x, y), reps=reps, target_s=0.05)
-    base = {"numpy": Outcome(host_timing(lambda: x + y, reps=reps, target_s=0.05), method="x + y on the CPU")}
+    base = {"numpy": Outcome(host_timing(lambda: x + y, reps=reps, target_s=0.05), method="x + y on the CPU"),
+            "dispatch": Outcome(host_timing(same_program, reps=reps, target_s=0.05),
+                                method="backend.dispatch() of the op's own program, inputs and config")}
     if ctx.base.torch is not None:
         torch = ctx.base.torch
         base["torch"] = Outcome(host_timing(lambda: (torch.from_numpy(x).cuda() + torch.from_numpy(y).cuda()).cpu(),

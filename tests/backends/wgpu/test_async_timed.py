@@ -73,9 +73,13 @@ def test_async_slots_are_reused(gpu):
 def test_wait_timeout_raises_and_waiting_again_works(gpu):
     x = np.arange(4096, dtype=U32)
     p = gpu.dispatch_async(SPIN_PROGRAM, [x, U32([SPIN])])
-    assert not p.done()
-    with pytest.raises(DispatchError, match="did not finish"):
-        p.wait(timeout=0)
+    if gpu.stats()["driver"] == "native":
+        # done() only polls: the map completes in a later poll. (The public API's map thread may already have
+        # seen the work finish: lavapipe runs it inside queue.submit.)
+        assert not p.done()
+    if not p.done():
+        with pytest.raises(DispatchError, match="did not finish"):
+            p.wait(timeout=0)
     x_out, _ = p.wait(timeout=60)
     np.testing.assert_array_equal(x_out, spun(x, SPIN))
     assert p.done()

@@ -9,6 +9,7 @@ thread); waiting for the queue maps a small fence buffer after an empty submissi
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from typing import Any
 
@@ -121,19 +122,30 @@ class PublicDriver:
 
     # ---- maps in flight ----------------------------------------------------------------------------
     def start_map(self, buf, size: int) -> Any:
-        return (buf, buf.map_async(_mode(1), 0, size))
+        """The public API can only wait for a map (``sync_wait``), not ask whether it is done: a small
+        thread waits for it and sets an event that :meth:`settled` asks without blocking."""
+        promise = buf.map_async(_mode(1), 0, size)
+        done = threading.Event()
+        failure: list = []
+
+        def wait() -> None:
+            try:
+                promise.sync_wait()
+            except BaseException as exc:  # noqa: BLE001 - handed to finish_map
+                failure.append(exc)
+            done.set()
+
+        threading.Thread(target=wait, name="vyre-map-wait", daemon=True).start()
+        return (buf, promise, done, failure)
 
     def settled(self, pending, timeout: float) -> bool:
-        buf = pending[0]
-        deadline = time.monotonic() + timeout
-        while str(buf.map_state) != "mapped":
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.0005)
-        return True
+        return pending[2].wait(timeout) if timeout > 0 else pending[2].is_set()
 
     def finish_map(self, pending) -> None:
-        pending[1].sync_wait()
+        if not pending[2].wait(MAP_TIMEOUT_S):
+            raise RuntimeError(f"waiting for the GPU did not complete in {MAP_TIMEOUT_S:.0f} s: device lost?")
+        if pending[3]:
+            raise pending[3][0]
 
     def abandon_map(self, pending) -> None:
         pass

@@ -1,0 +1,75 @@
+"""wgpu-py's private internals live in vyre/backends/wgpu/native.py alone, behind one version gate;
+with the gate closed (an unknown wgpu-py, or VYRE_WGPU_NATIVE=0) the backend runs on the public API."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+INTERNALS = re.compile(r"\b(_api|_ffi|_lib|_internal|_map_state|_mapped_status|_thread_event|_poll_wait"
+                       r"|_experimental_get_mapped_range|_release_memoryviews)\b|wgpu_native")
+
+
+def test_no_module_but_native_mentions_wgpu_internals():
+    offenders = []
+    for path in sorted((ROOT / "vyre").rglob("*.py")):
+        if path.name == "native.py" and path.parent.name == "wgpu":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if INTERNALS.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not offenders, "wgpu-py internals outside native.py:\n" + "\n".join(offenders)
+
+
+def test_the_gate_names_the_known_version_and_the_switch(monkeypatch):
+    import wgpu
+
+    from vyre.backends.wgpu import native
+
+    assert wgpu.__version__ in native.KNOWN_WGPU
+    monkeypatch.setenv(native.ENV_SWITCH, "0")
+    assert not native.native_enabled()
+    monkeypatch.delenv(native.ENV_SWITCH)
+    monkeypatch.setattr(wgpu, "__version__", "99.0.0")
+    assert not native.native_enabled()
+
+
+def _run_in_child(env_extra: dict, code: str) -> str:
+    from procs import child_env
+
+    env = child_env(**env_extra)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                         cwd=str(ROOT))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+CHILD = """
+import numpy as np, vyre, vyre.ops
+g = vyre.WgpuBackend.acquire(disk_cache=False)
+x = np.arange(3000, dtype=np.float32)
+y = np.ones(3000, dtype=np.float32)
+assert np.array_equal(vyre.ops.zip_add(g, x, y), x + y)
+h = g.allocate_resident(x.nbytes)
+g.upload_resident(h, x)
+assert np.array_equal(g.download_resident(h).view(np.float32), x)
+p = g.dispatch_async(vyre.ops.api.pipeline_for("zip.add", {"shape_x": (3000,), "shape_y": (3000,),
+                                                          "dtype": "f32"}).steps[0].program,
+                     [x.reshape(-1, 4), y.reshape(-1, 4)],
+                     vyre.DispatchConfig(counts={"out": 750}))
+assert np.array_equal(p.wait().reshape(-1), x + y)
+t = g.dispatch_resident_sequence_timed([], read=[h])
+assert t.outputs[0].view(np.float32)[5] == 5.0
+print(g.stats()["driver"])
+"""
+
+
+def test_unknown_wgpu_version_falls_back_to_the_public_api(gpu):
+    """Ops, resident transfers, async and timed work on the public API: with the switch, and with a wgpu-py
+    version the gate does not know (simulated by patching ``wgpu.__version__`` before vyre looks)."""
+    assert _run_in_child({"VYRE_WGPU_NATIVE": "0"}, CHILD) == "public"
+    assert _run_in_child({}, "import wgpu; wgpu.__version__ = '99.0.0'\n" + CHILD) == "public"
+    assert _run_in_child({}, CHILD) == gpu.stats()["driver"]
