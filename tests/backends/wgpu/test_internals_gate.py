@@ -60,7 +60,7 @@ p = g.dispatch_async(vyre.ops.api.pipeline_for("zip.add", {"shape_x": (3000,), "
                                                           "dtype": "f32"}).steps[0].program,
                      [x.reshape(-1, 4), y.reshape(-1, 4)],
                      vyre.DispatchConfig(counts={"out": 750}))
-assert np.array_equal(p.wait().reshape(-1), x + y)
+assert np.array_equal(p.wait()[0].reshape(-1), x + y)
 t = g.dispatch_resident_sequence_timed([], read=[h])
 assert t.outputs[0].view(np.float32)[5] == 5.0
 print(g.stats()["driver"])
