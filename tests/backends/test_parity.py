@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-
 import pytest
+
+from vyre.ir.nodes import EXPR_TYPES, STMT_TYPES, AtomicOp, BinOp, UnOp
 
 from gpu_policy import skip_or_fail
 from parity import assert_parity
 from programs import CASES
-from vyre.ir.nodes import EXPR_TYPES, STMT_TYPES, AtomicOp, BinOp, UnOp
 
 
 def _walk(nodes):

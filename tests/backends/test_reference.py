@@ -212,7 +212,8 @@ def _py_bits(v):
 
 def test_bit_counting_ops():
     rng = np.random.default_rng(1)
-    vals = np.concatenate([np.array(U32_VALUES, np.uint32), rng.integers(0, 2**32, 200, dtype=np.uint64).astype(np.uint32),
+    vals = np.concatenate([np.array(U32_VALUES, np.uint32),
+                           rng.integers(0, 2**32, 200, dtype=np.uint64).astype(np.uint32),
                            (np.uint32(1) << np.arange(32, dtype=np.uint32))])
     ones = run(elementwise("ones", ["u32"], "u32", lambda b, x: x.count_ones()), [vals])[0]
     rev = run(elementwise("rev", ["u32"], "u32", lambda b, x: x.reverse_bits()), [vals])[0]
@@ -239,9 +240,11 @@ def test_saturating_float_to_int_casts():
     to_i = run(elementwise("f2i", ["f32"], "i32", lambda b, x: x.cast("i32")), [f])[0]
     to_u = run(elementwise("f2u", ["f32"], "u32", lambda b, x: x.cast("u32")), [f])[0]
     np.testing.assert_array_equal(
-        to_i, np.array([0, 1, -1, 2, 0, I32_MAX, I32_MIN, I32_MAX, I32_MAX, I32_MIN, 0, 2147483520, I32_MAX, 0], np.int32))
+        to_i,
+        np.array([0, 1, -1, 2, 0, I32_MAX, I32_MIN, I32_MAX, I32_MAX, I32_MIN, 0, 2147483520, I32_MAX, 0], np.int32))
     np.testing.assert_array_equal(
-        to_u, np.array([0, 1, 0, 2, 0, 3000000000, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2147483520, 4294967040, 0], np.uint32))
+        to_u,
+        np.array([0, 1, 0, 2, 0, 3000000000, 0, 2**32 - 1, 2**32 - 1, 0, 0, 2147483520, 4294967040, 0], np.uint32))
     with np.errstate(over="ignore"):
         h = f.astype(np.float16)
     h_to_i = run(elementwise("h2i", ["f16"], "i32", lambda b, x: x.cast("i32")), [h])[0]
@@ -565,7 +568,7 @@ def test_workgroup_memory_is_per_workgroup():
     out[b.global_index()] = sh[lid]
     for chunk in (1, 4, 8, 1 << 20):
         (o,) = run(build(b), config=DispatchConfig(grid=(3, 1, 1)), backend=ReferenceBackend(chunk_lanes=chunk))
-        np.testing.assert_array_equal(o, [w * 10 + (3 - l) for w in range(3) for l in range(4)])
+        np.testing.assert_array_equal(o, [w * 10 + (3 - lane) for w in range(3) for lane in range(4)])
 
 
 # --------------------------------------------------------------------------- atomics
@@ -795,15 +798,15 @@ def test_grid_override_3d_builtins():
     o = o.reshape(total, 13)
     for w in range(24):
         wid = (w % 3, (w // 3) % 2, w // 6)
-        for l in range(6):
-            lid = (l % 2, l // 2, 0)
-            g = w * 6 + l
+        for lane in range(6):
+            lid = (lane % 2, lane // 2, 0)
+            g = w * 6 + lane
             gid = tuple(wid[a] * wsize[a] + lid[a] for a in range(3))
             assert tuple(o[g, 0:3]) == gid
             assert tuple(o[g, 3:6]) == lid
             assert tuple(o[g, 6:9]) == wid
             assert tuple(o[g, 9:12]) == grid
-            assert o[g, 12] == l
+            assert o[g, 12] == lane
 
 
 def test_grid_larger_than_65535_workgroups():

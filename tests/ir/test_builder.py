@@ -10,9 +10,40 @@ import pytest
 
 from vyre.errors import ValidationError
 from vyre.ir import (
-    Assign, Atomic, AtomicOp, Barrier, BarrierScope, Binary, BinOp, Bitcast, Break, BufLen, Builtin,
-    BuiltinName, Cast, Continue, Eval, Extract, Fma, For, If, Let, Lit, Load, MutVar, ProgramBuilder, Return,
-    Select, Store, Unary, UnOp, Val, Var, VarDecl, VecNew, While,
+    Assign,
+    Atomic,
+    AtomicOp,
+    Barrier,
+    BarrierScope,
+    Binary,
+    BinOp,
+    Bitcast,
+    Break,
+    BufLen,
+    Builtin,
+    BuiltinName,
+    Cast,
+    Continue,
+    Eval,
+    Extract,
+    Fma,
+    For,
+    If,
+    Let,
+    Lit,
+    Load,
+    MutVar,
+    ProgramBuilder,
+    Return,
+    Select,
+    Store,
+    Unary,
+    UnOp,
+    Val,
+    Var,
+    VarDecl,
+    VecNew,
+    While,
 )
 from vyre.ir.types import DataType
 
@@ -297,7 +328,7 @@ def test_atomic_discard_emits_eval(b):
 
 
 def test_eval_emits_statement(b):
-    c = b.buffer("c", "u32", access="read_write")
+    b.buffer("c", "u32", access="read_write")
     node = Atomic(op=AtomicOp.ADD, buffer="c", index=lit("u32", 0), value=lit("u32", 1))
     b.eval(Val(b, node))
     assert b._blocks[0] == [Eval(value=node)]

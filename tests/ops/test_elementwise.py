@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import vyre.ops
-from gpu_policy import skip_or_fail
 from vyre.errors import DispatchError
 from vyre.ir.types import DataType
 from vyre.ops.elementwise import _kernel
 from vyre.ops.registry import get
+
+from gpu_policy import skip_or_fail
 
 I32_MIN = np.int32(-(2**31))
 

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import vyre.ops
-from gpu_policy import skip_or_fail
 from vyre.backends.schedule import run_pipeline
 from vyre.errors import DispatchError
 from vyre.ops.linalg import _gemm
 from vyre.ops.registry import compare, get
+
+from gpu_policy import skip_or_fail
 
 BACKENDS = ["reference", "gpu"]
 

@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_policy import skip_or_fail
 from vyre.backends.reference import ReferenceBackend
 from vyre.backends.schedule import run_pipeline
 from vyre.ir.passes import WGSL_PASSES, wgsl_pipeline
@@ -37,6 +36,8 @@ from vyre.ir.program import Program
 from vyre.ir.validate import validate
 from vyre.ops.api import execute
 from vyre.ops.registry import all_ops, compare, get
+
+from gpu_policy import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = all_ops()

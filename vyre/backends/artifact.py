@@ -33,7 +33,7 @@ class CompiledProgram:
         return self.program.name
 
     @classmethod
-    def from_pipeline(cls, compiled) -> "CompiledProgram":
+    def from_pipeline(cls, compiled) -> CompiledProgram:
         lowered = compiled.lowered
         return cls(program=compiled.program, wgsl=lowered.wgsl, entry_point=lowered.entry_point,
                    bindings=tuple(lowered.bindings), features=frozenset(lowered.features),

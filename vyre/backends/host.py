@@ -90,7 +90,7 @@ def _as_array(name: str, value) -> np.ndarray:
 
 
 #: Scalar non-bool types -> their numpy dtype: the ones whose host array is already in storage layout.
-_PLAIN = {d: d.numpy_dtype for d in DataType if d.lanes == 1 and d is not DataType.BOOL}
+_PLAIN: dict[DataType, np.dtype] = {d: d.numpy_dtype for d in DataType if d.lanes == 1 and d is not DataType.BOOL}
 
 
 def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
@@ -145,7 +145,8 @@ def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
     want = _PLAIN.get(d)
     if want is not None and type(raw) is np.ndarray and raw.ndim == 1:  # fast path: scalar, not bool
         return raw.view(want)[:count].copy()
-    flat = np.frombuffer(raw, dtype=storage_dtype(d)) if not isinstance(raw, np.ndarray) else raw.view(storage_dtype(d)).reshape(-1)
+    sd = storage_dtype(d)
+    flat = np.frombuffer(raw, dtype=sd) if not isinstance(raw, np.ndarray) else raw.view(sd).reshape(-1)
     n = count * d.storage_lanes
     flat = flat[:n]
     if d.lanes == 1:

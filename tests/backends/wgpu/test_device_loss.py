@@ -66,7 +66,7 @@ def test_loss_then_recovery_gives_identical_results(backend):
         "timed": lambda: backend.dispatch_timed(MUL3, [x]),
         "pipeline": lambda: backend.run_pipeline(PIPE, [x[:100]]),
     }
-    for name, use in uses.items():
+    for use in uses.values():
         with pytest.raises(DeviceLostError):
             use()
     backend.try_recover()

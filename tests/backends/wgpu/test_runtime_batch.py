@@ -89,7 +89,7 @@ def test_many_jobs_of_one_program_in_one_submission(gpu, monkeypatch):
     jobs = [(p, inputs(64 + k, k)) for k in range(40)]
     s0 = gpu.stats()
     results = gpu.dispatch_batch(jobs)
-    for (prog, (x, y)), (out,) in zip(jobs, results):
+    for (_, (x, y)), (out,) in zip(jobs, results):
         np.testing.assert_allclose(out, x * np.float32(0.5) + y, rtol=1e-6)
     s1 = gpu.stats()
     assert s1["submits"] == s0["submits"] + 1 and s1["dispatches"] == s0["dispatches"] + 40
@@ -103,7 +103,7 @@ def test_many_jobs_of_one_program_in_one_submission(gpu, monkeypatch):
     monkeypatch.setattr(gpu._dispatcher, "batch_max_jobs", 16)
     results = gpu.dispatch_batch(jobs)
     assert gpu.stats()["submits"] == s2["submits"] + 3
-    for (prog, (x, y)), (out,) in zip(jobs, results):
+    for (_, (x, y)), (out,) in zip(jobs, results):
         np.testing.assert_allclose(out, x * np.float32(0.5) + y, rtol=1e-6)
 
 
@@ -127,7 +127,7 @@ def test_a_failed_submission_is_retried_job_by_job(gpu, monkeypatch):
 
     monkeypatch.setattr(runner, "run", picky)
     results = gpu.dispatch_batch(jobs)
-    for (prog, (x, y)), (out,) in zip(jobs, results):
+    for (_, (x, y)), (out,) in zip(jobs, results):
         np.testing.assert_allclose(out, x * np.float32(4) + y, rtol=1e-6)
 
 

@@ -24,13 +24,18 @@ from vyre.backends.config import DispatchConfig  # noqa: E402
 from vyre.backends.wgpu import adapter as adapter_mod  # noqa: E402
 from vyre.backends.wgpu.device import translate_error  # noqa: E402
 from vyre.errors import (  # noqa: E402
-    DeviceLostError, DispatchError, LoweringError, NoAdapterError, OutOfMemoryError, UnsupportedFeatureError,
+    DeviceLostError,
+    DispatchError,
+    LoweringError,
+    NoAdapterError,
+    OutOfMemoryError,
+    UnsupportedFeatureError,
     VyreError,
 )
 from vyre.ir.builder import ProgramBuilder  # noqa: E402
 from vyre.ir.types import Access, DataType  # noqa: E402
 
-from gpu_policy import IN_CI, skip_or_fail  # noqa: E402
+from gpu_policy import skip_or_fail  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- hand-written lowering
@@ -90,7 +95,8 @@ def handwritten_lower(program) -> FakeLowered:
     for k, b in enumerate(decls):
         t = _storage_type(b.dtype)
         if b.access is Access.UNIFORM:
-            lines.append(f"@group(0) @binding({k}) var<uniform> {b.name}: array<vec4<{t}>, {max(1, (b.count + 3) // 4)}>;")
+            n = max(1, (b.count + 3) // 4)
+            lines.append(f"@group(0) @binding({k}) var<uniform> {b.name}: array<vec4<{t}>, {n}>;")
         else:
             mode = "read" if b.access is Access.READ else "read_write"
             lines.append(f"@group(0) @binding({k}) var<storage, {mode}> {b.name}: array<{t}>;")

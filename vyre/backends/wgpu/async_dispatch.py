@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -36,6 +37,10 @@ _POLL_SLICE_S = 0.05
 def _size_class(nbytes: int) -> int:
     need = max(16, (nbytes + 15) // 16 * 16)
     return 1 << (need - 1).bit_length()
+
+
+def _to_host(decl, count: int, view: np.ndarray) -> np.ndarray:
+    return storage_to_host(decl, view, count)
 
 
 def _bytes4(data: np.ndarray) -> np.ndarray:
@@ -67,7 +72,7 @@ class PendingDispatch:
     """A submitted dispatch. ``done()`` never blocks; ``wait(timeout=None)`` returns the outputs
     (and raises DispatchError on timeout, after which waiting again is fine)."""
 
-    def __init__(self, runner: "AsyncRunner", program, slot=None, launched=None, outputs=None):
+    def __init__(self, runner: AsyncRunner, program, slot=None, launched=None, outputs=None):
         self._runner = runner
         self.program = program
         self._slot, self._launched = slot, launched
@@ -117,19 +122,18 @@ class PendingDispatch:
                 raise DispatchError(f"dispatch of {self.program.name!r} did not finish within {timeout} s "
                                     "(it is still running)",
                                     fix="call wait() again, with a larger timeout or none")
-        self._collect()
-        return self._outputs
+        return self._collect()
 
     def _fail(self, err: BaseException):
         self._error = err
         self._slot = None
         raise err
 
-    def _collect(self) -> None:
+    def _collect(self) -> list[np.ndarray]:
         runner = self._runner
         with runner.dev.lock:
             if self._outputs is not None:  # another thread collected them meanwhile
-                return
+                return self._outputs
             if self._error is not None:
                 raise self._error
             if self._lost():
@@ -142,6 +146,7 @@ class PendingDispatch:
             runner.give_back(self._slot)
             self._slot = None
             self._outputs = outs
+            return outs
 
 
 class AsyncRunner:
@@ -175,8 +180,8 @@ class AsyncRunner:
             clears = [(slot.buffers[b.index], 0, b.nbytes) for b in plan.outputs if b.data is None]
             x, y, z = workgroups
             step = Dispatch(compiled.pipeline, slot.bind_groups, workgroups, x * y * z)
-            reads = [Read(slot.buffers[b.index], 0, b.nbytes,
-                          convert=(lambda v, d=b.decl, n=b.count: storage_to_host(d, v, n))) for b in plan.outputs]
+            reads = [Read(slot.buffers[b.index], 0, b.nbytes, convert=partial(_to_host, b.decl, b.count))
+                     for b in plan.outputs]
             work = Work(label=config.label or f"vyre-async:{program.name}", writes=writes,
                         passes=[Pass([step], clears)], reads=reads, program=program.name, wgsl=compiled.wgsl)
             launched = self._ex.launch(work, slot.readback)

@@ -20,7 +20,8 @@ The device and queue are used under one RLock (``lock``), so a backend may be sh
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,8 +35,8 @@ from . import caps
 from .async_dispatch import AsyncRunner, PendingDispatch
 from .compiled import PersistentPipeline
 from .device import Device
-from .dispatcher import Dispatcher, coerce_config
 from .disk_cache import DiskCache
+from .dispatcher import Dispatcher, coerce_config
 from .escape import RawWgsl, probe_op
 from .executor import Executor
 from .jobs import JobRunner
@@ -103,28 +104,29 @@ class WgpuBackend:
             disk = None
         else:
             disk = DiskCache(disk_cache, contract, stats)
-        self._store = PipelineStore(dev, stats, lower or _default_lower, contract, disk,
-                                    pipeline_cache_capacity, release=self._release_pipeline)
-        self._pool: BufferPool | None = None
-        self._pool_cap = int(pool_cap_bytes)
+        self._store = store = PipelineStore(dev, stats, lower or _default_lower, contract, disk,
+                                            pipeline_cache_capacity, release=self._release_pipeline)
+        dev.open()
+        self._pool = BufferPool(dev.device, stats, int(pool_cap_bytes))
         self._executor = ex = Executor(dev, stats)
-        self._dispatcher: Dispatcher | None = None
-        self._resident = ResidentStore(dev, self._store, stats)
+        self._dispatcher = Dispatcher(dev, store, JobRunner(dev, store, ex, self._pool, stats))
+        self._async = AsyncRunner(dev, store, self._dispatcher, ex, stats)
+        self._raw = RawWgsl(dev, store, self._dispatcher.runner)
+        self._resident = ResidentStore(dev, store, stats)
         self._sequences = Sequences(dev, self._resident, ex, stats)
         self._pipelines = OpPipelines(dev, self._resident, ex)
-        self._open_device()
+        self._attach()
 
-    def _open_device(self) -> None:
-        """Open the device and point every part at it (first use, and after a recovery)."""
-        self._dev.open()
-        self._pool = BufferPool(self._dev.device, self._stats, self._pool_cap)
-        self._open_device_parts()
+    def _attach(self) -> None:
+        """Point the parts at the device just opened (first use, and after a recovery)."""
+        self._pool.clear(self._dev.device)  # a pool made for an older device holds nothing usable
+        self._store.attach()
+        self._executor.attach()
 
     def _release_pipeline(self, pipeline: CompiledPipeline) -> None:
         """Called by the pipeline cache for each pipeline that leaves it: its buffers go back to the pool."""
-        if self._pool is not None:
+        if "_dispatcher" in self.__dict__:  # not during construction
             pipeline.release_resources(self._pool)
-        if self._dispatcher is not None:
             self._dispatcher.forget(pipeline)
 
     # ---- construction and lifecycle -------------------------------------------------------------
@@ -166,10 +168,8 @@ class WgpuBackend:
         """Forget everything tied to the current device (memory caches, pooled buffers, staging)."""
         self._store.forget()
         self._pool.clear()
-        if self._executor.staging is not None:
-            self._executor.staging.reset()
-        if self._dispatcher is not None:
-            self._dispatcher.forget()
+        self._executor.staging.reset()
+        self._dispatcher.forget()
 
     def device_lost(self) -> bool:
         """True after the device was lost (and before a successful :meth:`try_recover`)."""
@@ -197,17 +197,7 @@ class WgpuBackend:
                 return
             self._drop_device_state()
             self._dev.recover()
-            self._open_device_parts()
-
-    def _open_device_parts(self) -> None:
-        dev = self._dev
-        self._pool.clear(dev.device)  # a pool made for an older device holds nothing usable
-        self._store.attach()
-        self._executor.attach()
-        runner = JobRunner(dev, self._store, self._executor, self._pool, self._stats)
-        self._dispatcher = Dispatcher(dev, self._store, runner)
-        self._async = AsyncRunner(dev, self._store, self._dispatcher, self._executor, self._stats)
-        self._raw = RawWgsl(dev, self._store, runner)
+            self._attach()
 
     def shutdown(self) -> None:
         """Release every device resource (pipelines, pooled and staging buffers, the device). Idempotent;
@@ -216,8 +206,7 @@ class WgpuBackend:
             if self._dev.closed:
                 return
             self._drop_device_state()
-            if self._executor.staging is not None:
-                self._executor.staging.release()
+            self._executor.staging.release()
             self._dev.shutdown()
 
     def flush(self) -> None:
@@ -231,8 +220,7 @@ class WgpuBackend:
         with self._dev.lock:
             self._store.cache.clear()
             self._pool.clear()
-            if self._executor.staging is not None:
-                self._executor.staging.release()
+            self._executor.staging.release()
 
     # ---- identity, configuration and counters ---------------------------------------------------
     @property
@@ -279,7 +267,7 @@ class WgpuBackend:
     @pool_budget_bytes.setter
     def pool_budget_bytes(self, value: int) -> None:
         with self._dev.lock:
-            self._pool_cap = self._pool.cap_bytes = int(value)
+            self._pool.cap_bytes = int(value)
 
     @property
     def disk_cache_dir(self) -> Any:
@@ -313,8 +301,7 @@ class WgpuBackend:
             s["pipeline_cache_hits"] = pc["hits"]
             s["lowerings_cached"] = pc["lowerings"]
             s["pooled_bytes"] = pool["bytes"]
-            staging = self._executor.staging
-            s["staging_bytes"] = staging.bytes() if staging is not None else 0
+            s["staging_bytes"] = self._executor.staging.bytes()
             s["pipeline_cache"] = pc
             disk = self._store.disk
             s["disk_cache"] = {
@@ -325,10 +312,9 @@ class WgpuBackend:
             s["resident"] = {"bytes": self._resident.nbytes, "handles": self._resident.handles}
             for key in _COUNTERS:
                 s.setdefault(key, 0)
-            s["adapter"] = {**{k: dev.info.get(k) for k in
-                               ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")},
-                            "index": dev.choice.index}
-            s["driver"] = self._executor.driver.name if self._executor.driver is not None else None
+            keys = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
+            s["adapter"] = {**{k: dev.info.get(k) for k in keys}, "index": dev.choice.index}
+            s["driver"] = self._executor.driver.name
             s["generation"] = dev.generation
             s["device_lost"] = dev.lost
             s["shut_down"] = dev.closed

@@ -53,7 +53,7 @@ class PersistentPipeline:
                 self.released = True
                 self._pipeline.pins = max(0, self._pipeline.pins - 1)
 
-    def __enter__(self) -> "PersistentPipeline":
+    def __enter__(self) -> PersistentPipeline:
         return self
 
     def __exit__(self, *exc) -> None:

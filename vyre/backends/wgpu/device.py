@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 from ...errors import BackendError, DeviceLostError, DispatchError, NoAdapterError, VyreError
 from . import adapter as _adapter
@@ -73,8 +74,8 @@ class Device:
         self.lost = False
         self.closed = False
         self.generation = 0
-        self.device = None
-        self.queue = None
+        self.device: Any = None  # GPUDevice once open() ran
+        self.queue: Any = None
         self.features: frozenset[str] = frozenset()
         self.limits: dict = {}
         self.adapter_limits: dict = {}

@@ -6,7 +6,8 @@ bindings ``0..k-1`` as ``var<storage, read>``, then one zero-initialised output 
 ``output_sizes[j]`` bytes at binding ``k+j`` as ``var<storage, read_write>``. Each binding is
 bound with exactly its size (rounded up to 4 bytes), so ``arrayLength`` is right. It returns
 one uint8 array of ``output_sizes[j]`` bytes per output, or arrays of ``output_dtypes[j]``
-(numpy dtypes or vyre scalar names such as ``"u32"``) when given. The pipeline (keyed by the sha256 of the WGSL and the layout) and the buffers
+(numpy dtypes or vyre scalar names such as ``"u32"``) when given. The pipeline (keyed by the sha256 of
+the WGSL and the layout) and the buffers
 are cached like a program's. WGSL the device rejects raises LoweringError; bad arguments
 raise DispatchError.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def _workgroups(workgroups, limit: int) -> tuple[int, int, int]:
     return w  # type: ignore[return-value]
 
 
-@lru_cache(maxsize=None)
+@cache
 def probe_program(op: UnOp):
     """``y[i] = op(x[i])`` over f32 buffers (one program per op)."""
     from ...ir.builder import ProgramBuilder, Val
@@ -134,7 +135,8 @@ class RawWgsl:
         binds = [Bind(index=k, nbytes=max(4, d.nbytes), data=d if d.nbytes else None, clear=not d.nbytes)
                  for k, d in enumerate(datas)]
         n_in = len(binds)
-        binds += [Bind(index=n_in + j, nbytes=max(4, align(n, 4)), clear=True, output=True) for j, n in enumerate(sizes)]
+        binds += [Bind(index=n_in + j, nbytes=max(4, align(n, 4)), clear=True, output=True)
+                  for j, n in enumerate(sizes)]
         slots = [Slot(0, b.index, f"b{b.index}", "storage" if b.output else "read-only-storage", b.index)
                  for b in binds]
 

@@ -27,7 +27,7 @@ import numpy as np
 from ...errors import DeviceLostError
 from . import hostcopy
 from .failures import translate_error
-from .native import native_driver
+from .native import NativeDriver, native_driver
 from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
 from .transfer import ALIGN, Staging, Stats, align
@@ -37,7 +37,8 @@ from .work import Read, Timed, Work
 def _layout(reads, start: int = 0) -> tuple[list, int]:
     """Readback positions: per read ``(pos, lead, span)`` (4-byte aligned spans around any offset) or None
     for an empty read; and the total bytes."""
-    layout, pos = [], start
+    layout: list[tuple[int, int, int] | None] = []
+    pos = start
     for r in reads:
         if not r.nbytes:
             layout.append(None)
@@ -75,10 +76,10 @@ class Executor:
     def __init__(self, device_part, stats: Stats):
         self._dev = device_part
         self.stats = stats
-        self.driver: Any = None
-        self._native: Any = None
-        self._public: Any = None
-        self.staging: Staging | None = None
+        self.staging = Staging(device_part.device, stats, device_part.limits.get("max-buffer-size"))
+        self._public = PublicDriver(device_part.device, device_part.queue)
+        self._native: NativeDriver | None = None
+        self.driver: Any = self._public
         self._timer: QueryPair | None = None
 
     def attach(self) -> None:
@@ -87,8 +88,7 @@ class Executor:
         self._public = PublicDriver(d.device, d.queue)
         self._native = native_driver(d.device, d.queue)
         self.driver = self._native or self._public
-        if self.staging is not None:
-            self.staging.reset()
+        self.staging.reset()
         self.staging = Staging(d.device, self.stats, d.limits.get("max-buffer-size"))
         self._timer = None
 
@@ -126,7 +126,7 @@ class Executor:
             return Timed(results, elapsed_ns(stamps, self.driver.timestamp_period()), "timestamp", wall)
         return Timed(results, wall, "wall-clock", wall)
 
-    def launch(self, work: Work, readback) -> "Launched":
+    def launch(self, work: Work, readback) -> Launched:
         """Submit ``work`` with its reads copied into ``readback`` (a MAP_READ buffer the caller owns) and start
         mapping it; the :class:`Launched` gives the results."""
         try:
@@ -167,7 +167,7 @@ class Executor:
         """Writes, encoder, submit. Returns (read layout, readback bytes used, offset of the timestamps)."""
         self._check_driver()
         driver, stats = self.driver, self.stats
-        direct, staged = self._split_writes(work.writes)
+        direct, staged, nbytes = self._split_writes(work.writes)
         reads = work.reads
         layout, total = _layout(reads)
         stamp_at = None
@@ -208,23 +208,25 @@ class Executor:
             with driver.checked():
                 driver.submit(commands)
             stats.bump("submits")
-        stats.bump("uploads_direct", len(direct))
+        if direct:
+            stats.bump("uploads_direct", len(direct))
         if staged:
             stats.bump("uploads_mapped", len(staged))
-        stats.bump("bytes_uploaded", sum(w.data.nbytes for w in work.writes))
+        if nbytes:
+            stats.bump("bytes_uploaded", nbytes)
         return layout, total, stamp_at
 
-    def _split_writes(self, writes) -> tuple[list, list]:
-        """(written by queue.write_buffer, staged through the mapped upload buffer)."""
+    def _split_writes(self, writes) -> tuple[Any, list, int]:
+        """(written by queue.write_buffer, staged through the mapped upload buffer, total bytes)."""
         if not writes:
-            return [], []
+            return (), [], 0
         total = 0
         for w in writes:
             total += w.data.nbytes
         if total <= self.upload_map_threshold:
-            return list(writes), []
+            return writes, [], total
         small = self.upload_small_buffer
-        return [w for w in writes if w.data.nbytes < small], [w for w in writes if w.data.nbytes >= small]
+        return [w for w in writes if w.data.nbytes < small], [w for w in writes if w.data.nbytes >= small], total
 
     def _stage(self, staged) -> list:
         """Copy ``staged`` writes into the mapped upload buffer; returns the copies to record."""
@@ -281,8 +283,7 @@ class Executor:
 
     def _failure(self, exc: BaseException, work: Work | None) -> BaseException:
         """The vyre error for ``exc`` (a lost device is marked lost); staging buffers are dropped."""
-        if self.staging is not None:
-            self.staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
+        self.staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
         if not isinstance(exc, Exception):
             return exc
         err = translate_error(exc, stage="dispatch", wgsl=work.wgsl if work else None,

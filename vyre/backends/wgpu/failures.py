@@ -7,7 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ...errors import (
-    BackendError, DeviceLostError, DispatchError, LoweringError, OutOfMemoryError, VyreError,
+    BackendError,
+    DeviceLostError,
+    DispatchError,
+    LoweringError,
+    OutOfMemoryError,
+    VyreError,
 )
 
 _LOST = re.compile(r"device (is |was |has been )?lost|devicelost|lost device|parent device is (lost|invalid)"
@@ -37,7 +42,8 @@ def _short(message: str, limit: int = 4000) -> str:
     return message if len(message) <= limit else message[:limit] + " ..."
 
 
-def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None, program: str | None = None) -> VyreError:
+def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
+                    program: str | None = None) -> VyreError:
     """Turn any exception raised by wgpu into the matching vyre error (vyre errors pass through).
 
     ``stage`` is ``"compile"`` (shader module / pipeline), ``"dispatch"`` (buffers, bind

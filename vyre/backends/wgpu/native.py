@@ -72,7 +72,7 @@ class _Checked:
 
     __slots__ = ("_nat",)
 
-    def __init__(self, nat: "NativeCalls"):
+    def __init__(self, nat: NativeCalls):
         self._nat = nat
 
     def __enter__(self):
@@ -243,7 +243,7 @@ def native_calls() -> NativeCalls | None:
     return _NATIVE[0]
 
 
-def native_driver(device, queue, spin_s: float | None = None) -> "NativeDriver | None":
+def native_driver(device, queue, spin_s: float | None = None) -> NativeDriver | None:
     """A :class:`NativeDriver` for ``device``/``queue`` when the gate is open and both are plain wgpu-native
     objects whose wgpu-py methods nobody replaced (a test or a profiler patching them sees every call
     through the public path), else None."""
@@ -357,8 +357,9 @@ class NativeMapper:
         self._info.mode = nat.allow_process_events
         self._info.callback = _mapped
 
-    def start(self, buf, mode: int, size: int) -> int:
-        """Issue the map of ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write); returns its token."""
+    def start(self, buf, mode: int, size: int, wait_in=None) -> int:
+        """Issue the map of ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write); returns its token.
+        ``wait_in``: a device to wait on right away, in the same error-capture region (see :meth:`map`)."""
         nat = self._nat
         if buf._map_state != nat.unmapped:
             raise RuntimeError(f"Can only map a buffer if its currently unmapped, not {buf._map_state!r}")
@@ -366,11 +367,18 @@ class NativeMapper:
         token = self._seq
         self._info.userdata1 = nat.ffi.cast("void *", token)
         buf._map_state = nat.pending
+        issued = False
         try:
             with nat.checked():
                 nat.map_async(buf._internal, mode, 0, size, self._info[0])
+                issued = True
+                if wait_in is not None:
+                    self._wait(wait_in, token)
         except BaseException:
-            buf._map_state = nat.unmapped
+            if not issued:
+                buf._map_state = nat.unmapped
+            else:
+                self.abandon(buf, token, size, mode)
             raise
         return token
 
@@ -391,13 +399,15 @@ class NativeMapper:
 
     def wait(self, device, token: int) -> None:
         """Wait for map ``token`` in this thread (spin, then block; see the module docstring)."""
-        nat = self._nat
+        with self._nat.checked():
+            self._wait(device, token)
+
+    def _wait(self, device, token: int) -> None:
         done = self._done
         if token not in done:
             spin = self.spin_s
             t0 = time.perf_counter()
-            with nat.checked():
-                nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
+            self._nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
             self._last_wait = time.perf_counter() - t0
 
     def finish(self, buf, token: int, size: int, mode: int) -> None:
@@ -421,13 +431,8 @@ class NativeMapper:
         buf._map_state = self._nat.unmapped
 
     def map(self, device, buf, mode: int, size: int) -> None:
-        """Map and wait."""
-        token = self.start(buf, mode, size)
-        try:
-            self.wait(device, token)
-        except BaseException:
-            self.abandon(buf, token, size, mode)
-            raise
+        """Map and wait (one error-capture region for both)."""
+        token = self.start(buf, mode, size, wait_in=device)
         self.finish(buf, token, size, mode)
 
     def view(self, buf, size: int) -> np.ndarray:

@@ -27,7 +27,7 @@ from ...ir.types import Access
 from ..config import DispatchConfig
 from ..host import host_to_storage, pipeline_input, storage_nbytes, storage_to_host
 from .resident import ResidentState, ResidentStore, _pad4
-from .work import Pass, Read, Work, Write
+from .work import Dispatch, Pass, Read, Work, Write
 
 SCHEDULE_CAP = 64
 
@@ -43,7 +43,7 @@ class Schedule:
     pipeline: object
     shape: tuple
     handles: dict
-    inputs: list  # (buffer, decl) per pipeline input
+    inputs: list  # (buffer, BufferDecl) per pipeline input
     passes: list
     reads: list
 
@@ -70,15 +70,17 @@ class OpPipelines:
             raise DispatchError(f"{pipeline.name} takes {len(pipeline.inputs)} input(s) "
                                 f"({', '.join(pipeline.inputs)}), got {got}",
                                 fix="pass a list with one array per pipeline input")
-        buffers = pipeline.buffers
-        staged = []
-        for name, value in zip(pipeline.inputs, inputs):
-            spec = buffers[name]
-            data, _ = host_to_storage(_decl(name, spec, Access.READ), pipeline_input(spec.dtype, value))
-            staged.append(_pad4(data.reshape(-1).view(np.uint8)))
         with self._dev.lock:
             st = self._resident.state()
-            sched = self._schedule(st, pipeline)
+            sched = self._cached(st, pipeline)
+            decls = ([d for _, d in sched.inputs] if sched is not None
+                     else [_decl(n, pipeline.buffers[n], Access.READ) for n in pipeline.inputs])
+            staged = []  # every input checked before the first call's buffers are made
+            for decl, value in zip(decls, inputs):
+                data, _ = host_to_storage(decl, pipeline_input(decl.dtype, value))
+                staged.append(_pad4(data.reshape(-1).view(np.uint8)))
+            if sched is None:
+                sched = self._schedule(st, pipeline)
             writes = [Write(buf, 0, d) for (buf, _), d in zip(sched.inputs, staged) if d.nbytes]
             work = Work(label=f"vyre-pipeline:{pipeline.name}", writes=writes, passes=sched.passes,
                         reads=sched.reads, program=pipeline.name)
@@ -86,15 +88,19 @@ class OpPipelines:
             self._resident._stats.bump("resident_dispatches", work.dispatches)
             return outs
 
-    def _schedule(self, st: ResidentState, pipeline) -> Schedule:
+    @staticmethod
+    def _cached(st: ResidentState, pipeline) -> Schedule | None:
         hit = st.schedules.get(id(pipeline))
         if hit is not None and hit.pipeline is pipeline and st.pipelines.get(hit.shape) is hit.handles:
             st.schedules.move_to_end(id(pipeline))
             return hit
+        return None
+
+    def _schedule(self, st: ResidentState, pipeline) -> Schedule:
         shape, handles = self._handles(st, pipeline)
         bufs = {n: self._resident.buffer(st, h, pipeline.name) for n, h in handles.items()}
         sched = Schedule(pipeline, shape, handles,
-                         inputs=[(bufs[n], None) for n in pipeline.inputs],
+                         inputs=[(bufs[n], _decl(n, pipeline.buffers[n], Access.READ)) for n in pipeline.inputs],
                          passes=self._passes(st, pipeline, handles, bufs),
                          reads=[self._read(pipeline, n, bufs[n], handles[n].nbytes) for n in pipeline.outputs])
         st.schedules[id(pipeline)] = sched
@@ -118,7 +124,8 @@ class OpPipelines:
         """Prepare every step; group them into passes separated by the clears host semantics need."""
         dirty = set(pipeline.inputs)  # buffers holding data (not all zero) at this point
         clears = [(bufs[n], 0, handles[n].nbytes) for n in pipeline.buffers if n not in dirty]
-        passes, steps = [], []
+        passes: list[Pass] = []
+        steps: list[Dispatch] = []
         for k, step in enumerate(pipeline.steps):
             decls = step.program.sorted_buffers
             if len(decls) != len(step.bind):

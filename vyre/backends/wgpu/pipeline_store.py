@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 from ...errors import DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError
 from ...ir.program import Program

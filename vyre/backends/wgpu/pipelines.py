@@ -9,8 +9,9 @@ the shader does not use still gets a slot and bind groups always match. Keys are
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import BackendError, LoweringError
 from .failures import translate_error

@@ -118,7 +118,7 @@ class BufferPool:
 
     def clear(self, device=None) -> None:
         """Destroy every buffer (free or not) and forget them; ``device`` replaces the device."""
-        for key, buf in list(self._live.values()):
+        for _, buf in list(self._live.values()):
             _destroy(buf)
         self._free.clear()
         self._by_key.clear()

@@ -14,6 +14,7 @@ All methods run under the backend's lock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -61,8 +62,8 @@ class Staging:
         self.device = device
         self.stats = stats
         self.max_buffer_size = max_buffer_size
-        self.upload = None
-        self.readback = None
+        self.upload: Any = None  # GPUBuffer
+        self.readback: Any = None
 
     def _create(self, size: int, usage, label: str):
         self.stats.bump("staging_buffers_created")
@@ -127,8 +128,8 @@ class ResourceSet:
     bound size) changes, so repeated dispatches of the same shape create nothing.
     """
 
-    buffers: list = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
-    params: object = None  # the hidden uniform buffer
+    buffers: list[Any] = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
+    params: Any = None  # the hidden uniform buffer
     last_words: object = None  # bytes of the params last written (skip the write when unchanged)
     last_inputs: dict = field(default_factory=dict)  # buffer index -> (buffer, bytes) of small read-only inputs
     bind_key: tuple = ()
