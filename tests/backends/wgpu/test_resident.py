@@ -416,6 +416,31 @@ def test_run_pipeline_zeroes_write_buffers_like_the_host(gpu, reference):
     assert want[0][1] == 0 and want[0][0] == 100 and not want[2].any()
 
 
+def test_run_pipeline_skips_unchanged_inputs_only_while_their_buffer_holds_them(gpu, reference):
+    rng = np.random.default_rng(11)
+    pipe = _pipeline(640)
+    x, y = (rng.integers(0, 2**32, 640, dtype=U32) for _ in range(2))
+    want = run_pipeline(reference, pipe, [x, y])
+    s0 = gpu.stats()["uploads_skipped"]
+    for _ in range(3):  # x is only read: written once; y is rewritten by a step: written every time
+        for g, w in zip(gpu.run_pipeline(pipe, [x, y]), want):
+            np.testing.assert_array_equal(g, w)
+    assert gpu.stats()["uploads_skipped"] - s0 == 2
+    # a pipeline of the same shape (so the same resident buffers) that rewrites x: x must be written again
+    spec = BufferSpec(DataType.U32, 640)
+    other = Pipeline(name="res_other", buffers={"x": spec, "t": spec, "y": spec}, inputs=("y",), outputs=("x",),
+                     steps=(Step(MUL3, ("x",)),))
+    np.testing.assert_array_equal(gpu.run_pipeline(other, [y])[0], run_pipeline(reference, other, [y])[0])
+    s1 = gpu.stats()["uploads_skipped"]
+    for g, w in zip(gpu.run_pipeline(pipe, [x, y]), want):
+        np.testing.assert_array_equal(g, w)
+    assert gpu.stats()["uploads_skipped"] == s1
+    x2 = x.copy()
+    x2[7] ^= 1  # one bit differs: written
+    for g, w in zip(gpu.run_pipeline(pipe, [x2, y]), run_pipeline(reference, pipe, [x2, y])):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_run_pipeline_takes_byte_data_like_host_inputs(gpu, reference):
     pipe = _pipeline(40)
     raw = np.arange(159, dtype=np.uint8)  # 159 bytes -> 40 u32 words, the last zero-padded

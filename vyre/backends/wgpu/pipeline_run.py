@@ -30,6 +30,9 @@ from .resident import ResidentState, ResidentStore, _pad4
 from .work import Dispatch, Pass, Read, Work, Write
 
 SCHEDULE_CAP = 64
+#: Inputs up to this size are compared with what their buffer last received from an op pipeline and not
+#: written again when equal (and no step writes that buffer): constant weights, tables and scalars.
+SKIP_UNCHANGED_MAX = 64 << 10
 
 
 def _decl(name: str, spec, access: Access) -> BufferDecl:
@@ -46,6 +49,9 @@ class Schedule:
     inputs: list  # (buffer, BufferDecl) per pipeline input
     passes: list
     reads: list
+    input_ids: list  # handle id per pipeline input
+    written: frozenset  # ids of the handles some step writes (their contents are never assumed)
+    volatile: tuple  # ids of every handle this pipeline may change (written or cleared): forgotten on each run
 
 
 class OpPipelines:
@@ -81,12 +87,39 @@ class OpPipelines:
                 staged.append(_pad4(data.reshape(-1).view(np.uint8)))
             if sched is None:
                 sched = self._schedule(st, pipeline)
-            writes = [Write(buf, 0, d) for (buf, _), d in zip(sched.inputs, staged) if d.nbytes]
+            writes, keep = self._writes(st, sched, staged)
             work = Work(label=f"vyre-pipeline:{pipeline.name}", writes=writes, passes=sched.passes,
                         reads=sched.reads, program=pipeline.name)
-            outs = self._ex.run(work)
+            try:
+                outs = self._ex.run(work)
+            except BaseException:
+                for hid in (*sched.input_ids, *sched.written):
+                    st.contents.pop(hid, None)
+                raise
+            for hid in sched.volatile:  # handles are shared by pipelines of one shape: forget what this one changed
+                st.contents.pop(hid, None)
+            st.contents.update(keep)
             self._resident._stats.bump("resident_dispatches", work.dispatches)
             return outs
+
+    def _writes(self, st: ResidentState, sched: Schedule, staged: list) -> tuple[list[Write], dict]:
+        """The input writes, leaving out small inputs their buffer already holds; and what to remember after."""
+        contents = st.contents
+        writes, keep, skipped = [], {}, 0
+        for (buf, _), hid, d in zip(sched.inputs, sched.input_ids, staged):
+            if not d.nbytes:
+                continue
+            if hid not in sched.written and d.nbytes <= SKIP_UNCHANGED_MAX:
+                raw = d.tobytes()
+                if contents.get(hid) == raw:
+                    skipped += 1
+                    continue
+                contents.pop(hid, None)
+                keep[hid] = raw
+            writes.append(Write(buf, 0, d))
+        if skipped:
+            self._resident._stats.bump("uploads_skipped", skipped)
+        return writes, keep
 
     @staticmethod
     def _cached(st: ResidentState, pipeline) -> Schedule | None:
@@ -99,10 +132,16 @@ class OpPipelines:
     def _schedule(self, st: ResidentState, pipeline) -> Schedule:
         shape, handles = self._handles(st, pipeline)
         bufs = {n: self._resident.buffer(st, h, pipeline.name) for n, h in handles.items()}
+        written = frozenset(handles[n].id for step in pipeline.steps
+                            for d, n in zip(step.program.sorted_buffers, step.bind) if d.access.writable)
+        stable = {n for n in pipeline.inputs if handles[n].id not in written}  # inputs no step changes
         sched = Schedule(pipeline, shape, handles,
                          inputs=[(bufs[n], _decl(n, pipeline.buffers[n], Access.READ)) for n in pipeline.inputs],
                          passes=self._passes(st, pipeline, handles, bufs),
-                         reads=[self._read(pipeline, n, bufs[n], handles[n].nbytes) for n in pipeline.outputs])
+                         reads=[self._read(pipeline, n, bufs[n], handles[n].nbytes) for n in pipeline.outputs],
+                         input_ids=[handles[n].id for n in pipeline.inputs],
+                         written=written,
+                         volatile=tuple(h.id for n, h in handles.items() if n not in stable))
         st.schedules[id(pipeline)] = sched
         while len(st.schedules) > SCHEDULE_CAP:
             st.schedules.popitem(last=False)

@@ -50,6 +50,7 @@ class ResidentState:
     binds: OrderedDict = field(default_factory=OrderedDict)  # (pipeline key, ids, words) -> (compiled, groups)
     pipelines: OrderedDict = field(default_factory=OrderedDict)  # op-pipeline shape -> {name: handle}
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
+    contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
     nbytes: int = 0
 
 
@@ -192,6 +193,7 @@ class ResidentStore:
         st = self.state()
         buf = self.buffer(st, handle, "free_resident")
         del st.entries[handle.id]
+        st.contents.pop(handle.id, None)
         st.nbytes -= handle.nbytes
         for key in [k for k in st.binds if handle.id in k[1]]:
             del st.binds[key]
