@@ -13,7 +13,9 @@
   :class:`~.escape.RawWgsl`, :class:`~.sequence.Sequences` (resident dispatch and sequences),
   :class:`~.pipeline_run.OpPipelines` (op pipelines).
 
-Every public method checks its arguments before any GPU work and raises vyre errors only.
+Every public method checks its arguments before any GPU work and raises vyre errors only. The
+module is longer than most because the public API is wide (about sixty methods and properties),
+each a few lines delegating to a part.
 The device and queue are used under one RLock (``lock``), so a backend may be shared by threads.
 """
 
@@ -47,6 +49,7 @@ from .pipelines import DEFAULT_CAPACITY, CompiledPipeline
 from .pool import DEFAULT_CAP, BufferPool
 from .resident import ResidentStore
 from .sequence import Sequences
+from .stats import snapshot
 from .timestamps import TimedDispatch
 from .transfer import MIN_STAGING, Stats
 
@@ -58,13 +61,6 @@ WARM_WGSL = """
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
 """
-
-#: Counters stats() always reports (0 until they happen).
-_COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
-             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
-             "validations", "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt",
-             "disk_cache_errors", "pool_releases", "invalidations", "resident_dispatches")
-
 
 def _default_lower(program):
     try:
@@ -132,8 +128,7 @@ class WgpuBackend:
     # ---- construction and lifecycle -------------------------------------------------------------
     @classmethod
     def acquire(cls, **kwargs: Any) -> WgpuBackend:
-        """The best adapter (discrete > integrated > native CPU > other; never OpenGL when a native
-        backend exists), or the one ``VYRE_ADAPTER`` (an index or a name substring) names."""
+        """The best adapter (never OpenGL when a native one exists), or the one ``VYRE_ADAPTER`` names."""
         return cls(**kwargs)
 
     @classmethod
@@ -150,8 +145,7 @@ class WgpuBackend:
 
     @classmethod
     def shared(cls) -> WgpuBackend:
-        """The process-wide backend (thread-safe; created on first use). A shut-down shared backend is
-        replaced by a new one; a lost one is recovered in place (or replaced when that fails)."""
+        """The process-wide backend (thread-safe); a shut-down one is replaced, a lost one recovered."""
         with cls._shared_lock:
             s = cls._shared
             if s is not None and s._dev.lost and not s._dev.closed:
@@ -188,9 +182,8 @@ class WgpuBackend:
             self._dev.destroy()
 
     def try_recover(self) -> None:
-        """After a loss: re-acquire the same adapter (same index, identity and limits), open a new device
-        and start with empty memory caches (the disk cache stays: it is keyed by content). Refuses with
-        DeviceLostError when the adapter changed. Does nothing when the device is not lost."""
+        """After a loss: reopen the same adapter (same identity and limits; DeviceLostError if it changed)
+        with empty memory caches (the disk cache stays). Does nothing when the device is not lost."""
         with self._dev.lock:
             self._dev.check_open()
             if not self._dev.lost:
@@ -200,8 +193,7 @@ class WgpuBackend:
             self._attach()
 
     def shutdown(self) -> None:
-        """Release every device resource (pipelines, pooled and staging buffers, the device). Idempotent;
-        any later use raises BackendError ("shut down")."""
+        """Release every device resource; idempotent; any later use raises BackendError."""
         with self._dev.lock:
             if self._dev.closed:
                 return
@@ -291,34 +283,8 @@ class WgpuBackend:
         """Counters. Flat keys (dispatches, submits, batches, buffers_created, bind_groups_created,
         bytes_uploaded, bytes_read_back, lowerings, validations, disk_cache_*, ...) and sections:
         ``pipeline_cache``, ``disk_cache``, ``buffer_pool``, ``resident``, ``adapter``."""
-        dev = self._dev
-        with dev.lock:
-            s: dict = dict(self._stats)
-            pc = self._store.cache.snapshot()
-            pool = self._pool.snapshot()
-            s["pipelines_cached"] = pc["entries"]
-            s["pipelines_compiled"] = pc["compiled"]
-            s["pipeline_cache_hits"] = pc["hits"]
-            s["lowerings_cached"] = pc["lowerings"]
-            s["pooled_bytes"] = pool["bytes"]
-            s["staging_bytes"] = self._executor.staging.bytes()
-            s["pipeline_cache"] = pc
-            disk = self._store.disk
-            s["disk_cache"] = {
-                "enabled": disk is not None, "dir": str(disk.dir) if disk is not None else None,
-                **{k: self._stats.get(f"disk_cache_{k}", 0) for k in ("hits", "misses", "writes", "corrupt", "errors")},
-            }
-            s["buffer_pool"] = pool
-            s["resident"] = {"bytes": self._resident.nbytes, "handles": self._resident.handles}
-            for key in _COUNTERS:
-                s.setdefault(key, 0)
-            keys = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
-            s["adapter"] = {**{k: dev.info.get(k) for k in keys}, "index": dev.choice.index}
-            s["driver"] = self._executor.driver.name
-            s["generation"] = dev.generation
-            s["device_lost"] = dev.lost
-            s["shut_down"] = dev.closed
-            return s
+        with self._dev.lock:
+            return snapshot(self._dev, self._stats, self._store, self._pool, self._executor, self._resident)
 
     def __repr__(self) -> str:
         i, dev = self._dev.info, self._dev
@@ -364,17 +330,15 @@ class WgpuBackend:
 
     # ---- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None) -> list[np.ndarray]:
-        """Run ``program`` once. ``inputs``: one array per read/read_write/uniform buffer in binding
-        order (or a dict by name). Returns the read_write and write buffers in binding order."""
+        """Run ``program`` once: one array per input buffer (binding order, or a dict by name) in, the
+        read_write and write buffers out (the contracts of every method: vyre.backends.base.Backend)."""
         self._dev.check_alive()
         self._store.validate(program)
         store = self._store
         return self._dispatcher.dispatch(program, inputs, config, lambda cfg: store.compiled(program, cfg))
 
     def dispatch_batch(self, jobs: Any) -> list:
-        """Run independent jobs; returns one result per job, in order: its list of outputs, or the
-        exception object (a VyreError) that job raised. A bad job does not fail the others.
-        Raises only when the backend itself cannot run (shut down, or the device lost)."""
+        """One result per ``(program, inputs[, config])`` job: its outputs, or the VyreError it raised."""
         return self._dispatcher.batch(jobs, self._stats)
 
     def dispatch_async(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None
@@ -384,8 +348,8 @@ class WgpuBackend:
 
     def dispatch_timed(self, program: Program, inputs: Any = None, config: DispatchConfig | None = None
                        ) -> TimedDispatch:
-        """Dispatch and wait; returns ``TimedDispatch(outputs, gpu_ns, source, wall_ns)``. ``source`` is
-        ``"timestamp"`` (GPU timestamp queries) or ``"wall-clock"`` where the adapter has none."""
+        """Dispatch and wait: ``TimedDispatch(outputs, gpu_ns, source, wall_ns)`` (``source``: "timestamp"
+        or "wall-clock" where the adapter has no timestamp queries)."""
         return self._dispatcher.timed(program, inputs, config)
 
     def dispatch_wgsl(self, wgsl: str, inputs: Any, output_sizes: Any, workgroups: Any, *,
@@ -409,8 +373,7 @@ class WgpuBackend:
         return self._store.lower(program, config)
 
     def compile(self, program: Program, config: DispatchConfig | None = None) -> CompiledProgram:
-        """Validate, lower and build the GPU pipeline now (all cached); return the artifact
-        (WGSL, bindings, fingerprint, features) to pass to :meth:`dispatch_compiled`."""
+        """Validate, lower and build the pipeline now; the artifact (WGSL, bindings...) for dispatch_compiled."""
         self._dev.check_alive()
         config = coerce_config(config)
         self._store.validate(program)
@@ -442,34 +405,18 @@ class WgpuBackend:
         if pp._backend is not self:
             raise DispatchError("this PersistentPipeline belongs to another backend",
                                 fix="dispatch it on the backend that compiled it")
-        if pp.released:
-            raise DispatchError(f"persistent pipeline {pp.compiled.name!r} was released",
-                                fix="call backend.compile_persistent(program) again")
-        store = self._store
-
-        def pipeline(cfg: Any) -> CompiledPipeline:
-            with self._dev.lock:
-                p = pp._pipeline
-                if store.cache.get(p.key) is not p:  # invalidated, or a new device
-                    p = store.pipeline_for(pp.compiled)
-                    p.pins += 1
-                    pp._pipeline = p
-                return p
-
-        return self._dispatcher.dispatch(pp.compiled.program, inputs, config, pipeline)
+        return self._dispatcher.dispatch(pp.compiled.program, inputs, config, pp.pipeline)
 
     def prepare(self, programs: Any = None) -> list[CompiledProgram] | None:
-        """Warm-up. Without arguments: create the upload/readback staging buffers and a params buffer
-        in the pool, and run one tiny raw-WGSL dispatch, which makes wgpu-py parse the C types of every
-        call a dispatch makes (a few hundred ms once per process, otherwise paid by the first
-        compile). With a list of programs: compile them all (returns their CompiledPrograms)."""
+        """Warm-up. Without arguments: create the staging buffers and a params buffer, and run one tiny
+        raw-WGSL dispatch (wgpu-py parses the C types of every call once per process, a few hundred ms,
+        otherwise paid by the first compile). With a list of programs: compile them all."""
         self._dev.check_alive()
         if programs is None:
             with self._dev.lock:
                 self._dev.check_alive()
-                staging = self._executor.staging
-                staging.ensure_upload(MIN_STAGING)
-                staging.ensure_readback(MIN_STAGING)
+                self._executor.staging.ensure_upload(MIN_STAGING)
+                self._executor.staging.ensure_readback(MIN_STAGING)
                 cap = int(self._dev.limits.get("max-uniform-buffer-binding-size", 65536))
                 self._pool.release(self._pool.acquire("uniform", 16, cap, label="vyre._vyre"))
                 self.dispatch_wgsl(WARM_WGSL, [np.zeros(4, np.uint32)], [4], 1)
@@ -477,9 +424,8 @@ class WgpuBackend:
         return [self.compile(p) for p in programs]
 
     def invalidate_pipeline_cache(self, fingerprints: Any = None) -> int:
-        """Drop compiled pipelines, lowerings and validation results (memory) and disk entries: all of them,
-        or only those of ``fingerprints`` (fingerprint strings or Programs). Returns the number of
-        pipelines dropped from memory. Pinned pipelines are dropped too and rebuilt on their next dispatch."""
+        """Drop pipelines (pinned ones too), lowerings, validation results and disk entries, all or those of
+        ``fingerprints``; returns how many pipelines left memory."""
         return self._store.invalidate(fingerprints)
 
     # ---- resident buffers -------------------------------------------------------------------------
@@ -505,11 +451,8 @@ class WgpuBackend:
                 self._executor.run(work)
 
     def download_resident(self, handle: ResidentHandle, out: np.ndarray | None = None) -> np.ndarray:
-        """The whole buffer as a uint8 array (use ``.view(dtype)``), or written into ``out``.
-
-        ``out`` (any dtype, C-contiguous, writeable, exactly ``handle.nbytes`` bytes) is the fast
-        path for repeated reads: a reused array skips the page faults of fresh host memory,
-        which dominate large readbacks on some machines."""
+        """The whole buffer as a uint8 array, or written into ``out`` (C-contiguous, exactly ``handle.nbytes``
+        bytes: a reused array skips the page faults of fresh host memory)."""
         return self.download_resident_ranges([handle], None if out is None else [out])[0]
 
     def download_resident_range(self, handle: ResidentHandle, offset: int, nbytes: int,
@@ -517,20 +460,16 @@ class WgpuBackend:
         return self.download_resident_ranges([(handle, offset, nbytes)], None if out is None else [out])[0]
 
     def download_resident_ranges(self, ranges: Any, outs: Any = None) -> list[np.ndarray]:
-        """Each ``(handle, offset, nbytes)`` (or whole ``handle``) as a uint8 array, in one readback.
-        ``outs`` (optional): one caller-owned array per range (None entries allocate)."""
+        """Each ``(handle, offset, nbytes)`` (or whole handle) as a uint8 array (or into ``outs``), in one map."""
         with self._dev.lock:
             return self._executor.run(self._resident.download_work(ranges, outs))
 
     def dispatch_resident(self, program: Program, handles: Any, config: DispatchConfig | None = None) -> None:
-        """Run ``program`` over resident buffers (one handle per buffer, binding order), with no host
-        transfer and no wait. ``config.grid`` and ``config.counts`` work as in ``dispatch``."""
+        """Run ``program`` over resident buffers (one handle per buffer, binding order); no transfer, no wait."""
         self._sequences.dispatch_resident(program, handles, config)
 
     def dispatch_resident_sequence(self, steps: Any, read: Any = None) -> list[np.ndarray]:
-        """Run ``steps`` in order (one encoder, one pass, one submit). ``read``: handles or
-        ``(handle, offset, nbytes)`` ranges to read back afterwards, returned as uint8 arrays;
-        with ``read=None`` nothing is read and the call does not wait for the GPU."""
+        """``(program, handles[, grid])`` steps in one pass and one submit; ``read``: ranges to return after."""
         return self._sequences.run(steps, (), 0, read, timed=False)
 
     def dispatch_resident_repeated_sequence(self, prefix: Any, repeated: Any, repeat_count: int,
@@ -543,8 +482,7 @@ class WgpuBackend:
         return self._sequences.run(steps, (), 0, read, timed=True)
 
     def run_pipeline(self, pipeline: Any, inputs: Any) -> list[np.ndarray]:
-        """Run every step of an op ``pipeline`` on the device in one submission; returns its outputs
-        (reshaped per ``output_shapes``), equal to ``vyre.backends.schedule.run_pipeline`` on any backend."""
+        """An op pipeline in one submission; the outputs of ``vyre.backends.schedule.run_pipeline``."""
         return self._pipelines.run(pipeline, inputs)
 
 

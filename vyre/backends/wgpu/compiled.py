@@ -47,6 +47,24 @@ class PersistentPipeline:
     def dispatch(self, inputs=None, config=None):
         return self._backend._dispatch_persistent(self, inputs, config)
 
+    def pipeline(self, config=None):
+        """The pinned GPU pipeline; rebuilt from the artifact (and pinned again) after an invalidation or a
+        device recovery. DispatchError once released."""
+        from ...errors import DispatchError
+
+        b = self._backend
+        if self.released:
+            raise DispatchError(f"persistent pipeline {self.compiled.name!r} was released",
+                                fix="call backend.compile_persistent(program) again")
+        store = b._store
+        with b.lock:
+            p = self._pipeline
+            if store.cache.get(p.key) is not p:  # invalidated, or a new device
+                p = store.pipeline_for(self.compiled)
+                p.pins += 1
+                self._pipeline = p
+            return p
+
     def release(self) -> None:
         with self._backend.lock:
             if not self.released:

@@ -1,0 +1,45 @@
+"""``backend.stats()``: the counters and a snapshot of every part, as one plain dict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Counters stats() always reports (0 until they happen).
+_COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
+             "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
+             "validations", "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt",
+             "disk_cache_errors", "pool_releases", "invalidations", "resident_dispatches")
+
+_ADAPTER_KEYS = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
+
+
+def snapshot(dev: Any, counters: dict, store: Any, pool: Any, executor: Any, resident: Any) -> dict:
+    """Flat counters plus sections ``pipeline_cache``, ``disk_cache``, ``buffer_pool``, ``resident``, ``adapter``."""
+    s: dict = dict(counters)
+    pc = store.cache.snapshot()
+    pool_s = pool.snapshot()
+    s["pipelines_cached"] = pc["entries"]
+    s["pipelines_compiled"] = pc["compiled"]
+    s["pipeline_cache_hits"] = pc["hits"]
+    s["lowerings_cached"] = pc["lowerings"]
+    s["pooled_bytes"] = pool_s["bytes"]
+    s["staging_bytes"] = executor.staging.bytes()
+    s["pipeline_cache"] = pc
+    disk = store.disk
+    s["disk_cache"] = {
+        "enabled": disk is not None, "dir": str(disk.dir) if disk is not None else None,
+        **{k: counters.get(f"disk_cache_{k}", 0) for k in ("hits", "misses", "writes", "corrupt", "errors")},
+    }
+    s["buffer_pool"] = pool_s
+    s["resident"] = {"bytes": resident.nbytes, "handles": resident.handles}
+    for key in _COUNTERS:
+        s.setdefault(key, 0)
+    s["adapter"] = {**{k: dev.info.get(k) for k in _ADAPTER_KEYS}, "index": dev.choice.index}
+    s["driver"] = executor.driver.name  # "native" (wgpu-native entry points) or "public" (wgpu-py's API)
+    s["generation"] = dev.generation
+    s["device_lost"] = dev.lost
+    s["shut_down"] = dev.closed
+    return s
+
+
+__all__ = ["snapshot"]
