@@ -60,8 +60,13 @@ check: $(STAMP)
 	$(PY) -m ruff check vyre tests benches
 	$(PY) -m mypy
 
+# The GPU tests run twice: on wgpu-native's entry points (the fast path) and, with VYRE_WGPU_NATIVE=0,
+# on wgpu-py's public API (what an unknown wgpu-py version gets).
+PUBLIC_API_TESTS := tests/backends/wgpu tests/backends/test_protocol.py tests/backends/test_parity.py
+
 test: install check
 	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
+	VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info
