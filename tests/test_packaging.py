@@ -138,7 +138,10 @@ def test_make_test_runs_the_checks_then_the_tests():
     recipe = make.split("\ncheck:", 1)[1].split("\nclean:", 1)[0]
     steps = [line.strip() for line in recipe.splitlines() if line.startswith("\t")]
     assert steps == ["$(PY) -m ruff check vyre tests benches", "$(PY) -m mypy",
-                     "$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)"]
+                     "$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)",
+                     "VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)"]
+    # the second run is the GPU backend's tests on wgpu-py's public API
+    assert "PUBLIC_API_TESTS := tests/backends/wgpu " in make
     assert "\ntest: install check\n" in make
     # the checks' tools come with the test extras; vyre ships its type information
     assert (PKG / "py.typed").is_file()
