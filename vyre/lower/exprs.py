@@ -166,11 +166,12 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
             signed = dst.scalar is DataType.I32
             fn = self.st.helper(
                 f"_cvt_{tag(src)}_{tag(dst)}", "float_to_int", src=src.value, dst=dst.value, usrc=usrc.value,
+                # x >= hi_limit saturates; anything else is clamped into [lo_clamp, hi_clamp] (the
+                # target's bounds and the largest f32 below hi_limit) and then converts exactly
                 hi_limit="2147483648.0f" if signed else "4294967296.0f",
-                lo_limit="-2147483648.0f" if signed else "-1.0f",
+                lo_clamp="-2147483648.0f" if signed else "0.0f",
+                hi_clamp="2147483520.0f" if signed else "4294967040.0f",
                 hi_value=literal(dst.scalar, 2**31 - 1 if signed else 2**32 - 1),
-                lo_value=literal(dst.scalar, -(2**31) if signed else 0),
-                zero=literal(dst.scalar, 0),
             )
             return f"{fn}({a})"
         return f"{dst.value}({a})"
