@@ -31,6 +31,18 @@ class VyreError(Exception):
         text = message if fix is None else f"{message}\nFix: {fix}"
         super().__init__(text)
 
+    def __reduce__(self):
+        # Exception's default pickling calls ``cls(*args)``, which subclasses with other
+        # constructor signatures (ValidationError) cannot take: rebuild without __init__.
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(cls: type[VyreError], args: tuple, state: dict) -> VyreError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 @dataclass(frozen=True)
 class ValidationIssue:
