@@ -9,9 +9,7 @@ import pytest
 
 import vyre.errors as errors
 
-ERROR_CLASSES = [
-    c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, errors.VyreError)
-]
+ERROR_CLASSES = [c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, errors.VyreError)]
 
 
 def _make(cls):
