@@ -76,6 +76,25 @@ def storage_nbytes(dtype: DataType, count: int) -> int:
     return max(4, (raw + 3) // 4 * 4)
 
 
+def as_u8(data, what: str) -> np.ndarray:
+    """A 1-D contiguous uint8 view of an array or any buffer-protocol object (its raw bytes).
+
+    Shared by both backends' resident uploads, so bad data fails the same way on each.
+    """
+    if isinstance(data, np.ndarray):
+        arr = data
+    else:
+        try:
+            arr = np.asarray(memoryview(data))
+        except TypeError:
+            raise DispatchError(f"{what}: {type(data).__name__} is not a buffer",
+                                fix="pass a numpy array, bytes, bytearray or memoryview") from None
+    if arr.dtype.hasobject:
+        raise DispatchError(f"{what}: an array of dtype {arr.dtype} holds Python objects, not raw data",
+                            fix="convert it to a numeric numpy array first (e.g. np.asarray(x, dtype=np.float32))")
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+
+
 def _as_array(name: str, value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -390,6 +409,7 @@ def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfi
 
 
 __all__ = [
+    "as_u8",
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
     "plan_resident",

@@ -33,7 +33,7 @@ from ..ir.program import Program
 from ..ir.types import Access
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, fold_grid, plan_resident, storage_dtype
+from .host import DispatchPlan, as_u8, fold_grid, plan_resident, storage_dtype
 
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1
@@ -53,19 +53,6 @@ def as_config(config: Any) -> DispatchConfig:
         return DispatchConfig.model_validate(config)
     except Exception as exc:
         raise DispatchError(f"invalid dispatch config {config!r}: {exc}", fix="pass a vyre.DispatchConfig") from None
-
-
-def as_u8(data: Any, what: str) -> np.ndarray:
-    """A 1-D contiguous uint8 view of an array or any buffer-protocol object (its raw bytes)."""
-    if isinstance(data, np.ndarray):
-        arr = data
-    else:
-        try:
-            arr = np.asarray(memoryview(data))
-        except TypeError:
-            raise DispatchError(f"{what}: {type(data).__name__} is not a buffer",
-                                fix="pass a numpy array, bytes, bytearray or memoryview") from None
-    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
 
 def _int(value: Any, what: str) -> int:

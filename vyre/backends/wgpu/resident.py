@@ -28,7 +28,7 @@ from ...ir.program import Program
 from ...ir.types import Access
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import fold_grid, params_words, plan_resident
+from ..host import as_u8, fold_grid, params_words, plan_resident
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
@@ -52,19 +52,6 @@ class ResidentState:
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
     contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
     nbytes: int = 0
-
-
-def as_u8(data, what: str) -> np.ndarray:
-    """A 1-D contiguous uint8 view of an array or any buffer-protocol object."""
-    if isinstance(data, np.ndarray):
-        arr = data
-    else:
-        try:
-            arr = np.asarray(memoryview(data))
-        except TypeError:
-            raise DispatchError(f"{what}: {type(data).__name__} is not a buffer",
-                                fix="pass a numpy array, bytes, bytearray or memoryview") from None
-    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
 
 def as_int(value, what: str) -> int:
