@@ -422,3 +422,25 @@ def test_every_unary_operator_is_a_val_method(b):
             continue
         v = getattr(f, op.value)()
         assert v.node == Unary(op=op, arg=f.node), op
+
+
+@pytest.mark.parametrize("index", [1.5, 1.0, np.float32(2.0), True, "1", None])
+def test_non_integer_python_index_is_refused(b, index):
+    x = b.buffer("x", "u32", "read_write")
+    with pytest.raises(ValidationError, match="buffer index must be an integer") as exc:
+        x[index] = 1
+    assert exc.value.issues[0].fix
+    with pytest.raises(ValidationError, match="buffer index must be an integer"):
+        _ = x[index]
+    with pytest.raises(ValidationError, match="buffer index must be an integer"):
+        x.atomic_add(index, 1)
+    v = b.let(b.vec("vec4<f32>", 1.0, 2.0, 3.0, 4.0))
+    with pytest.raises(ValidationError, match="vector lane must be an integer"):
+        _ = v[index]
+
+
+def test_integer_python_indices_still_build(b):
+    x = b.buffer("x", "u32", "read_write")
+    x[np.int32(1)] = x[np.uint32(2)]
+    x[3] = 4
+    assert len(b.build().body) == 2

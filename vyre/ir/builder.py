@@ -52,7 +52,7 @@ from .program import Program
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
-from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val
+from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, python_index
 
 
 def _dt(d: DTypeLike) -> DataType:
@@ -282,7 +282,8 @@ class ProgramBuilder:
     def _index(self, index: Index) -> Val:
         if isinstance(index, Val):
             return index
-        return self.lit(int(index), DataType.I32 if int(index) < 0 else DataType.U32)
+        i = python_index(self.name, index, "buffer index")
+        return self.lit(i, DataType.I32 if i < 0 else DataType.U32)
 
     def _pair(self, a: Operand, b: Operand) -> tuple[Val, Val]:
         if isinstance(a, Val):

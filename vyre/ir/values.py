@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
 import numpy as np
 
+from ..errors import ValidationError, ValidationIssue
 from .nodes import (
     Assign,
     Atomic,
@@ -36,6 +37,16 @@ DTypeLike: TypeAlias = "DataType | str"
 Operand: TypeAlias = "Val | bool | int | float | np.generic"
 #: an index: a Val, or a Python / numpy integer
 Index: TypeAlias = "Val | int | np.integer"
+
+
+def python_index(program: str, value: object, what: str) -> int:
+    """``value`` as a Python int, or a ValidationError: only integers index (``x[1.5]`` is not ``x[1]``)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    message = f"{what} must be an integer, got {type(value).__name__} {value!r}"
+    issue = ValidationIssue("type", what, repr(value), message,
+                            "use a Python int or an integer vyre value (e.g. v.cast('u32')); a float never indexes")
+    raise ValidationError(program, [issue])
 
 
 class Val:
@@ -145,7 +156,7 @@ class Val:
 
     # ---- vectors ----
     def __getitem__(self, lane: int) -> Val:
-        return Val(self.b, Extract(arg=self.node, lane=int(lane)))
+        return Val(self.b, Extract(arg=self.node, lane=python_index(self.b.name, lane, "vector lane")))
 
     @property
     def x(self) -> Val: return self[0]
