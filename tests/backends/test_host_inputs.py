@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import vyre
 from vyre.errors import DispatchError
 
 BACKENDS = ["gpu", "reference"]
@@ -28,3 +29,95 @@ def test_upload_resident_object_array_is_a_dispatch_error(backend):
         np.testing.assert_array_equal(backend.download_resident(h).view(np.uint32), np.arange(4))
     finally:
         backend.free_resident(h)
+
+
+# --------------------------------------------------------------------------- DispatchConfig
+
+BAD_CONFIGS = [
+    {"grid": -1}, {"grid": (1, 1, 1, 1)}, {"grid": 1.5}, {"grid": (2, 0.5)}, {"grid": True}, {"grid": "4"},
+    {"grid": 10**10}, {"grid": (2**16, 2**16, 2)}, {"grid": 2**32}, {"counts": {"o": 2.5}}, {"counts": {"o": -1}},
+    {"counts": [1]}, {"label": 3}, {"nope": 1},
+]
+
+
+@pytest.mark.parametrize("fields", BAD_CONFIGS, ids=repr)
+def test_dispatch_config_bad_field_is_a_dispatch_error(fields):
+    with pytest.raises(DispatchError) as exc:
+        vyre.DispatchConfig(**fields)
+    assert exc.value.fix
+    with pytest.raises(DispatchError):
+        vyre.DispatchConfig.model_validate(fields)
+
+
+def test_dispatch_config_accepts_ints_tuples_and_the_largest_grid():
+    assert vyre.DispatchConfig(grid=np.int64(5)).grid == (5, 1, 1)
+    assert vyre.DispatchConfig(grid=[2, 3]).grid == (2, 3, 1)
+    assert vyre.DispatchConfig(grid=(2**32 - 1, 1, 1)).grid == (2**32 - 1, 1, 1)
+    assert vyre.DispatchConfig(counts={"o": np.uint32(7)}).counts == {"o": 7}
+
+
+def _double():
+    b = vyre.ProgramBuilder("double", workgroup_size=4)
+    a = b.buffer("a", "u32", "read")
+    o = b.buffer("o", "u32", "write")
+    i = b.global_index()
+    with b.if_(i < a.len()):
+        o[i] = a[i] * 2
+    return b.build()
+
+
+@pytest.mark.parametrize("grid", [2, (2,), (2, 1, 1), [1, 2]])
+def test_bare_grid_as_config_on_every_path(backend, grid):
+    prog = _double()
+    a = np.arange(8, dtype=np.uint32)
+    (out,) = backend.dispatch(prog, [a], grid)
+    np.testing.assert_array_equal(out, a * 2)
+    (out,) = backend.dispatch_batch([(prog, [a], grid)])[0]
+    np.testing.assert_array_equal(out, a * 2)
+    ha, ho = backend.allocate_resident(32), backend.allocate_resident(32)
+    try:
+        backend.upload_resident(ha, a)
+        backend.dispatch_resident(prog, [ha, ho], grid)
+        np.testing.assert_array_equal(backend.download_resident(ho).view(np.uint32), a * 2)
+        backend.upload_resident(ho, np.zeros(8, np.uint32))
+        backend.dispatch_resident_sequence([(prog, [ha, ho], grid)])
+        np.testing.assert_array_equal(backend.download_resident(ho).view(np.uint32), a * 2)
+    finally:
+        backend.free_resident(ha)
+        backend.free_resident(ho)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, (1, 1, 1, 1), 10**10, {"grid": 10**10}, "x", frozenset({1})], ids=repr)
+def test_bad_config_is_a_dispatch_error_on_every_path(backend, bad):
+    prog = _double()
+    a = np.arange(8, dtype=np.uint32)
+    with pytest.raises(DispatchError):
+        backend.dispatch(prog, [a], bad)
+    with pytest.raises(DispatchError):
+        backend.compile(prog, bad)
+    (res,) = backend.dispatch_batch([(prog, [a], bad)])
+    assert isinstance(res, DispatchError)
+    ha, ho = backend.allocate_resident(32), backend.allocate_resident(32)
+    try:
+        backend.upload_resident(ha, a)
+        backend.upload_resident(ho, a)
+        with pytest.raises(DispatchError):
+            backend.dispatch_resident(prog, [ha, ho], bad)
+        with pytest.raises(DispatchError):
+            backend.dispatch_resident_sequence([(prog, [ha, ho])] + [(prog, [ha, ho], bad)])
+        # nothing held is lost: both buffers still hold their data
+        np.testing.assert_array_equal(backend.download_resident(ho).view(np.uint32), a)
+        np.testing.assert_array_equal(backend.download_resident(ha).view(np.uint32), a)
+    finally:
+        backend.free_resident(ha)
+        backend.free_resident(ho)
+
+
+@pytest.mark.parametrize("bad", [-1, 10**10, (1, 1, 1, 1)], ids=repr)
+def test_bad_config_async_and_timed_on_gpu(gpu, bad):
+    prog = _double()
+    a = np.arange(8, dtype=np.uint32)
+    with pytest.raises(DispatchError):
+        gpu.dispatch_async(prog, [a], bad)
+    with pytest.raises(DispatchError):
+        gpu.dispatch_timed(prog, [a], bad)

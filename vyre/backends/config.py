@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
-from ..ir.types import pad3
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import DispatchError
+
+#: Largest value of one grid dimension and of the grid's total workgroup count: the hidden params
+#: uniform holds them as u32 words.
+MAX_GRID_WORKGROUPS = 2**32 - 1
+
+_GRID_FIX = "give the grid as an int or a tuple of up to three ints >= 0, e.g. grid=(64, 4)"
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_grid(grid: Any) -> tuple[int, int, int]:
+    """``grid`` (an int or 1-3 ints) as an (x, y, z) triple, or a DispatchError saying what is wrong."""
+    dims = (grid,) if _is_int(grid) else grid
+    if not isinstance(dims, (tuple, list)) or not 1 <= len(dims) <= 3 or not all(_is_int(g) for g in dims):
+        raise DispatchError(f"invalid grid {grid!r}: expected an int or a tuple of 1 to 3 ints", fix=_GRID_FIX)
+    x, y, z = (int(g) for g in tuple(dims) + (1,) * (3 - len(dims)))
+    if min(x, y, z) < 0:
+        raise DispatchError(f"invalid grid {grid!r}: dimensions must be >= 0", fix=_GRID_FIX)
+    if x * y * z > MAX_GRID_WORKGROUPS:
+        raise DispatchError(
+            f"grid {(x, y, z)} has {x * y * z} workgroups, more than the {MAX_GRID_WORKGROUPS} a dispatch can address",
+            fix="use larger workgroups, a grid-stride loop or several dispatches")
+    return (x, y, z)
 
 
 class DispatchConfig(BaseModel):
     """Options of one dispatch.
 
     grid:
-        Logical number of workgroups (x, y, z). Default: enough workgroups for one
+        Logical number of workgroups (x, y, z): an int or a tuple of up to three ints >= 0,
+        at most 2**32 - 1 workgroups in all. Default: enough workgroups for one
         invocation per element of the first writable buffer. Any dimension may exceed the
         adapter's per-dimension limit: the backend folds the grid into y/z and the
         built-ins (``global_index``, ``workgroup_id``, ``num_workgroups``...) still see
@@ -22,6 +51,8 @@ class DispatchConfig(BaseModel):
         first input buffer.
     label:
         A debug label passed to the GPU API.
+
+    Every invalid field raises :class:`vyre.errors.DispatchError`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -30,17 +61,57 @@ class DispatchConfig(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     label: str | None = None
 
-    @field_validator("grid", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _pad(cls, v):
-        return None if v is None else pad3(v)
+    def _check(cls, data: Any) -> Any:
+        # All checks here, raising DispatchError (pydantic lets it through): pydantic's own
+        # ValidationError never reaches the caller.
+        if not isinstance(data, dict):
+            raise DispatchError(f"invalid dispatch config {data!r}", fix="pass a vyre.DispatchConfig")
+        extra = sorted(set(data) - set(cls.model_fields))
+        if extra:
+            raise DispatchError(f"DispatchConfig has no field(s) {', '.join(map(repr, extra))}",
+                                fix="the fields are grid, counts and label")
+        out = dict(data)
+        if out.get("grid") is not None:
+            out["grid"] = check_grid(out["grid"])
+        counts = out.get("counts")
+        if counts is not None:
+            if not isinstance(counts, dict) or not all(isinstance(k, str) for k in counts):
+                raise DispatchError(f"invalid counts {counts!r}: expected a dict of buffer name -> int",
+                                    fix="e.g. counts={'out': 1024}")
+            bad = {k: v for k, v in counts.items() if not _is_int(v) or not 0 <= int(v) <= MAX_GRID_WORKGROUPS}
+            if bad:
+                raise DispatchError(f"invalid counts {bad!r}: element counts are ints from 0 to {MAX_GRID_WORKGROUPS}",
+                                    fix="e.g. counts={'out': 1024}")
+            out["counts"] = {k: int(v) for k, v in counts.items()}
+        label = out.get("label")
+        if label is not None and not isinstance(label, str):
+            raise DispatchError(f"invalid label {label!r}: expected a str or None", fix="e.g. label='my-kernel'")
+        return out
 
-    @field_validator("grid")
     @classmethod
-    def _positive(cls, v):
-        if v is not None and any(int(g) < 0 for g in v):
-            raise ValueError(f"grid dimensions must be >= 0, got {v}")
-        return v
+    def coerce(cls, config: Any, what: str = "dispatch config") -> DispatchConfig | None:
+        """``config`` as a DispatchConfig: None stays None, an int or a tuple is a grid, a dict the fields.
+
+        The one conversion of every dispatch path (dispatch, dispatch_resident, sequence steps,
+        batches, async, timed, compile; both backends); anything invalid raises DispatchError.
+        """
+        if config is None or isinstance(config, DispatchConfig):
+            return config
+        if _is_int(config) or isinstance(config, (tuple, list)):
+            try:
+                return cls(grid=config)
+            except DispatchError as exc:
+                raise DispatchError(f"{what}: {exc.message}", fix=exc.fix) from None
+        if isinstance(config, dict):
+            return cls.model_validate(config)
+        raise DispatchError(f"{what}: invalid config {config!r}",
+                            fix="pass a vyre.DispatchConfig, a grid (an int or a tuple of up to three ints) or None")
 
 
-__all__ = ["DispatchConfig"]
+#: The default config, shared (it is frozen).
+DEFAULT_CONFIG = DispatchConfig()
+
+
+__all__ = ["DispatchConfig", "DEFAULT_CONFIG", "MAX_GRID_WORKGROUPS", "check_grid"]

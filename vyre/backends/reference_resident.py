@@ -45,14 +45,7 @@ UNIFORM_LIMIT = 65536
 
 def as_config(config: Any) -> DispatchConfig:
     """``config`` as a DispatchConfig (None: the default); anything invalid raises DispatchError."""
-    if config is None:
-        return _DEFAULT_CONFIG
-    if isinstance(config, DispatchConfig):
-        return config
-    try:
-        return DispatchConfig.model_validate(config)
-    except Exception as exc:
-        raise DispatchError(f"invalid dispatch config {config!r}: {exc}", fix="pass a vyre.DispatchConfig") from None
+    return DispatchConfig.coerce(config) or _DEFAULT_CONFIG
 
 
 def _int(value: Any, what: str) -> int:
@@ -63,15 +56,7 @@ def _int(value: Any, what: str) -> int:
 
 def _step_config(extra: Any, what: str) -> DispatchConfig:
     """The config of a sequence step from its optional third element (a grid or a DispatchConfig)."""
-    if extra is None:
-        return _DEFAULT_CONFIG
-    if isinstance(extra, DispatchConfig):
-        return extra
-    try:
-        return DispatchConfig(grid=extra)
-    except Exception as exc:
-        raise DispatchError(f"{what}: invalid grid {extra!r}: {exc}",
-                            fix="give the grid as an int or a tuple of up to three ints") from None
+    return DispatchConfig.coerce(extra, what) or _DEFAULT_CONFIG
 
 
 def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list | None:

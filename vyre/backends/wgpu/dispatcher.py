@@ -30,13 +30,8 @@ REPEAT_CAPACITY = 256
 
 
 def coerce_config(config) -> DispatchConfig | None:
-    if config is None or isinstance(config, DispatchConfig):
-        return config
-    try:
-        return DispatchConfig.model_validate(config)
-    except Exception as exc:  # noqa: BLE001 - pydantic's message, as a vyre error
-        raise DispatchError(f"invalid dispatch config {config!r}: {exc}",
-                            fix="pass a vyre.DispatchConfig") from None
+    """``config`` as a DispatchConfig or None (see DispatchConfig.coerce: an int or a tuple is a grid)."""
+    return DispatchConfig.coerce(config)
 
 
 def _repeat_key(program, inputs, config) -> tuple | None:

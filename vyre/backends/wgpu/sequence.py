@@ -22,29 +22,16 @@ from .work import Dispatch, Pass, Read, Work
 
 
 def as_config(config) -> DispatchConfig:
-    if config is None:
-        return _DEFAULT_CONFIG
-    if isinstance(config, DispatchConfig):
-        return config
-    try:
-        return DispatchConfig.model_validate(config)
-    except Exception as exc:  # noqa: BLE001 - pydantic's message, as a vyre error
-        raise DispatchError(f"invalid dispatch config {config!r}: {exc}", fix="pass a vyre.DispatchConfig") from None
+    """``config`` as a DispatchConfig (None: the default); anything invalid raises DispatchError."""
+    return DispatchConfig.coerce(config) or _DEFAULT_CONFIG
 
 
 _DEFAULT_CONFIG = DispatchConfig()  # frozen: shared by every step given without a grid
 
 
 def _step_config(extra, what: str) -> DispatchConfig:
-    if extra is None:
-        return _DEFAULT_CONFIG
-    if isinstance(extra, DispatchConfig):
-        return extra
-    try:
-        return DispatchConfig(grid=extra)
-    except Exception as exc:  # noqa: BLE001
-        raise DispatchError(f"{what}: invalid grid {extra!r}: {exc}",
-                            fix="give the grid as an int or a tuple of up to three ints") from None
+    """The config of a sequence step from its optional third element (a grid or a DispatchConfig)."""
+    return DispatchConfig.coerce(extra, what) or _DEFAULT_CONFIG
 
 
 def _memo_key(step):
