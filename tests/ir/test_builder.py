@@ -374,7 +374,7 @@ def test_other_misuse(b):
         _ = x[0] + "1"
     with pytest.raises(TypeError):
         hash(x[0])
-    with pytest.raises(ValueError, match="unknown data type"):
+    with pytest.raises(ValidationError, match="unknown data type"):
         b.buffer("z", "float64")
 
 
@@ -444,3 +444,19 @@ def test_integer_python_indices_still_build(b):
     x[np.int32(1)] = x[np.uint32(2)]
     x[3] = 4
     assert len(b.build().body) == 2
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    (np.float32, DataType.F32), ("float32", DataType.F32), (np.dtype(np.float16), DataType.F16),
+    ("float16", DataType.F16), (np.int32, DataType.I32), ("int32", DataType.I32), (np.uint32, DataType.U32),
+    ("uint32", DataType.U32), (np.bool_, DataType.BOOL), ("bool", DataType.BOOL), ("vec4<f32>", DataType.VEC4_F32),
+])
+def test_buffer_accepts_numpy_dtypes_and_names(b, given, expected):
+    assert b.buffer("x", given).dtype == expected
+
+
+@pytest.mark.parametrize("given", [np.float64, "float64", np.int64, "int8", np.dtype(np.uint16), object, "f64"])
+def test_buffer_refuses_other_dtypes_listing_the_accepted_names(b, given):
+    with pytest.raises(ValidationError, match="float32, float16, int32, uint32, bool") as exc:
+        b.buffer("x", given)
+    assert "vec4<f32>" in str(exc.value) and exc.value.issues[0].fix

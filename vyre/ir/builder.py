@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..errors import ValidationError, ValidationIssue
 from .decls import BufferDecl, WorkgroupDecl
 from .nodes import (
     Barrier,
@@ -55,8 +56,13 @@ from .validate import validate as _validate
 from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, python_index
 
 
-def _dt(d: DTypeLike) -> DataType:
-    return DataType.parse(d)
+def _dt(d: DTypeLike, program: str = "<builder>") -> DataType:
+    try:
+        return DataType.parse(d)
+    except ValueError as exc:
+        issue = ValidationIssue("type", "dtype", repr(d), str(exc),
+                                "name a vyre type (e.g. 'f32', 'vec4<f32>') or a numpy dtype such as np.float32")
+        raise ValidationError(program, [issue]) from None
 
 
 _NUMPY_SCALARS = {
@@ -90,14 +96,14 @@ class ProgramBuilder:
         """Declare a buffer. Bindings default to declaration order (0, 1, 2, ...)."""
         if binding is None:
             binding = max((b.binding for b in self._buffers), default=-1) + 1
-        decl = BufferDecl(name=name, binding=binding, dtype=_dt(dtype), access=Access(access), count=count)
+        decl = BufferDecl(name=name, binding=binding, dtype=_dt(dtype, self.name), access=Access(access), count=count)
         self._buffers.append(decl)
         self._env.buffers[name] = decl
         return BufRef(self, name, decl.dtype)
 
     def workgroup_array(self, name: str, dtype: DTypeLike, count: int) -> BufRef:
         """Declare a ``var<workgroup>`` array of ``count`` elements shared by a workgroup."""
-        decl = WorkgroupDecl(name=name, dtype=_dt(dtype), count=count)
+        decl = WorkgroupDecl(name=name, dtype=_dt(dtype, self.name), count=count)
         self._workgroup.append(decl)
         self._env.workgroup[name] = decl
         return BufRef(self, name, decl.dtype)
@@ -123,7 +129,7 @@ class ProgramBuilder:
                     dtype = DataType.U32 if value >= 0 else DataType.I32
                 else:
                     dtype = DataType.F32
-        d = _dt(dtype)
+        d = _dt(dtype, self.name)
         v = value.item() if isinstance(value, np.generic) else value
         if d.is_float and isinstance(v, int) and not isinstance(v, bool):
             v = float(v)
@@ -150,7 +156,7 @@ class ProgramBuilder:
 
     def vec(self, dtype: DTypeLike, *components: Operand) -> Val:
         """Build a vector from its components, or splat one scalar."""
-        d = _dt(dtype)
+        d = _dt(dtype, self.name)
         args = [self._coerce(c, dtype=d.scalar).node for c in components]
         return Val(self, VecNew(dtype=d, args=args))
 
@@ -170,7 +176,7 @@ class ProgramBuilder:
 
     def var(self, dtype: DTypeLike, init: Operand | None = None, name: str | None = None) -> MutVar:
         """Declare a mutable variable (zero-initialised without ``init``)."""
-        d = _dt(dtype)
+        d = _dt(dtype, self.name)
         name = name or self._fresh("v")
         value = None if init is None else self._coerce(init, dtype=d).node
         self._emit(VarDecl(name=name, dtype=d, value=value))

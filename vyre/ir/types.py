@@ -99,15 +99,30 @@ class DataType(str, Enum):
         return DataType(f"vec{lanes}<{scalar.value}>")
 
     @staticmethod
-    def parse(value: DataType | str) -> DataType:
+    def parse(value: DataType | str | np.dtype | type) -> DataType:
+        """A DataType from itself, its name (``"f32"``, ``"vec4<f32>"``), or a numpy dtype / dtype name
+        of a scalar type vyre has (``np.float32``, ``"float32"`` -> f32; float16, int32, uint32, bool)."""
         if isinstance(value, DataType):
             return value
-        try:
-            return DataType(str(value).replace(" ", ""))
-        except ValueError:
-            raise ValueError(
-                f"unknown data type {value!r}; expected one of: " + ", ".join(d.value for d in DataType)
-            ) from None
+        if isinstance(value, str):
+            name = value.replace(" ", "")
+            if name in _NUMPY_NAMES:
+                return _NUMPY_NAMES[name]
+            try:
+                return DataType(name)
+            except ValueError:
+                pass
+        elif isinstance(value, (np.dtype, type)):
+            try:
+                found = _NUMPY_NAMES.get(np.dtype(value).name)
+            except TypeError:
+                found = None
+            if found is not None:
+                return found
+        raise ValueError(
+            f"unknown data type {value!r}; expected one of: " + ", ".join(d.value for d in DataType)
+            + " or a numpy dtype (or its name) of one of: " + ", ".join(_NUMPY_NAMES)
+        )
 
 
 _NUMPY = {
@@ -117,6 +132,10 @@ _NUMPY = {
     DataType.F16: np.float16,
     DataType.BOOL: np.bool_,
 }
+
+#: numpy dtype names of the scalar types vyre has.
+_NUMPY_NAMES = {"float32": DataType.F32, "float16": DataType.F16, "int32": DataType.I32, "uint32": DataType.U32,
+                "bool": DataType.BOOL}
 
 _LANES: dict[DataType, int] = {}
 _SCALAR: dict[DataType, DataType] = {}

@@ -32,7 +32,7 @@ from .types import DataType
 if TYPE_CHECKING:
     from .builder import ProgramBuilder
 
-DTypeLike: TypeAlias = "DataType | str"
+DTypeLike: TypeAlias = "DataType | str | np.dtype | type"
 #: what operators and builder methods take as an expression: a Val, or a Python / numpy scalar
 Operand: TypeAlias = "Val | bool | int | float | np.generic"
 #: an index: a Val, or a Python / numpy integer
