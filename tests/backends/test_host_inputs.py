@@ -121,3 +121,70 @@ def test_bad_config_async_and_timed_on_gpu(gpu, bad):
         gpu.dispatch_async(prog, [a], bad)
     with pytest.raises(DispatchError):
         gpu.dispatch_timed(prog, [a], bad)
+
+
+# --------------------------------------------------------------------------- host arrays
+
+
+def _scale(access):
+    b = vyre.ProgramBuilder("scale", workgroup_size=4)
+    x = b.buffer("x", "f32")
+    k = b.buffer("k", "f32", access, count=1)
+    o = b.buffer("o", "f32", "write")
+    i = b.global_index()
+    with b.if_(i < x.len()):
+        o[i] = x[i] * k[0]
+    return b.build()
+
+
+@pytest.mark.parametrize("access", ["uniform", "read"])
+@pytest.mark.parametrize("k", [2.0, 2, np.float32(2.0), np.array(2.0, np.float32)], ids=repr)
+def test_scalar_for_a_count_one_buffer(backend, access, k):
+    x = np.arange(8, dtype=np.float32)
+    (out,) = backend.dispatch(_scale(access), [x, k])
+    np.testing.assert_array_equal(out, x * 2)
+
+
+@pytest.mark.parametrize(
+    "k", [True, np.float64(2.0), 2**200, 10**400, "2"], ids=["True", "f64", "2**200", "10**400", "str"])
+def test_scalar_of_the_wrong_type_is_a_dispatch_error(backend, k):
+    with pytest.raises(DispatchError) as exc:
+        backend.dispatch(_scale("uniform"), [np.arange(8, dtype=np.float32), k])
+    assert exc.value.fix
+
+
+def test_python_scalar_checks_the_range_of_integer_buffers(backend):
+    b = vyre.ProgramBuilder("ints", workgroup_size=4)
+    k = b.buffer("k", "u32", "uniform", count=1)
+    o = b.buffer("o", "u32", "write", count=4)
+    o[b.global_index()] = k[0]
+    prog = b.build()
+    (out,) = backend.dispatch(prog, [7], vyre.DispatchConfig(grid=1))
+    np.testing.assert_array_equal(out, [7] * 4)
+    for bad in (-1, 2**32, 1.5, True):
+        with pytest.raises(DispatchError, match="does not fit"):
+            backend.dispatch(prog, [bad], vyre.DispatchConfig(grid=1))
+
+
+def _vec_copy():
+    b = vyre.ProgramBuilder("vcopy", workgroup_size=4)
+    x = b.buffer("x", "vec4<f32>")
+    o = b.buffer("o", "vec4<f32>", "write")
+    i = b.global_index()
+    with b.if_(i < x.len()):
+        o[i] = x[i]
+    return b.build()
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 4), (1, 10, 4), (10, 2, 2), (40, 1), (6,), ()], ids=repr)
+def test_vector_buffer_refuses_other_shapes(backend, shape):
+    arr = np.zeros(shape, dtype=np.float32)
+    with pytest.raises(DispatchError, match=r"takes shape \(n, 4\) or a flat array"):
+        backend.dispatch(_vec_copy(), [arr])
+
+
+@pytest.mark.parametrize("shape", [(10, 4), (40,)], ids=repr)
+def test_vector_buffer_accepts_documented_shapes(backend, shape):
+    arr = np.arange(40, dtype=np.float32).reshape(shape)
+    (out,) = backend.dispatch(_vec_copy(), [arr])
+    np.testing.assert_array_equal(out, arr.reshape(10, 4))

@@ -108,6 +108,33 @@ def _as_array(name: str, value) -> np.ndarray:
         raise DispatchError(f"input {name!r} is not an array: {exc}") from None
 
 
+def _python_scalar(decl: BufferDecl, value: bool | int | float) -> np.ndarray:
+    """A Python number for a scalar buffer as a 1-element array of the buffer's dtype (numpy scalars
+    already are 0-d arrays of their own dtype); a value the type cannot hold exactly is refused."""
+    d = decl.dtype
+    ok = d.lanes == 1 and (
+        isinstance(value, bool) if d is DataType.BOOL
+        else not isinstance(value, bool) and (isinstance(value, (int, float)) if d.is_float else isinstance(value, int))
+    )
+    if ok and not d.is_float and d is not DataType.BOOL:
+        info = np.iinfo(d.numpy_dtype)
+        ok = info.min <= value <= info.max
+    arr = np.zeros(1, dtype=d.numpy_dtype)
+    if ok:
+        with np.errstate(over="ignore"):
+            try:
+                arr[0] = value
+            except OverflowError:
+                ok = False
+        if ok and d.is_float and not np.isfinite(arr[0]):
+            ok = not math.isfinite(value)  # inf/nan stay themselves; a finite value must not overflow
+    if not ok:
+        raise DispatchError(f"input {decl.name!r}: {type(value).__name__} {value!r} does not fit the "
+                            f"buffer's type {d.value}",
+                            fix=f"pass a numpy array of dtype {d.numpy_dtype} or a Python value of that type")
+    return arr
+
+
 #: Scalar non-bool types -> their numpy dtype: the ones whose host array is already in storage layout.
 _PLAIN: dict[DataType, np.dtype] = {d: d.numpy_dtype for d in DataType if d.lanes == 1 and d is not DataType.BOOL}
 
@@ -120,9 +147,10 @@ def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
             count = value.shape[0]
             if decl.count is None or count == decl.count:
                 return value, count
-    arr = _as_array(decl.name, value)
     d = decl.dtype
     want = d.numpy_dtype
+    python_number = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+    arr = _python_scalar(decl, value) if python_number else _as_array(decl.name, value)
     if arr.dtype != want:
         raise DispatchError(
             f"input {decl.name!r} has dtype {arr.dtype}, but the buffer is declared {d.value}",
@@ -134,14 +162,15 @@ def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
             arr = arr.reshape(-1)
         count = arr.size
     else:
-        if arr.ndim >= 2 and arr.shape[-1] == lanes:
+        if arr.ndim == 2 and arr.shape[-1] == lanes:
             count = arr.size // lanes
         elif arr.ndim == 1 and arr.size % lanes == 0:
             count = arr.size // lanes
         else:
             raise DispatchError(
-                f"input {decl.name!r} has shape {arr.shape}, which is not a whole number of {d.value} elements",
-                fix=f"pass shape (n, {lanes}) or a flat array of n*{lanes} components",
+                f"input {decl.name!r} has shape {arr.shape}; a {d.value} buffer takes shape (n, {lanes}) "
+                f"or a flat array of n*{lanes} components",
+                fix=f"reshape it, e.g. arr.reshape(-1, {lanes})",
             )
         arr = arr.reshape(count, lanes)
     if decl.count is not None and count != decl.count:
