@@ -21,7 +21,7 @@ Hidden parameters (a uniform at ``@group(1) @binding(0)``, see :func:`params_wor
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +74,26 @@ def storage_dtype(dtype: DataType) -> np.dtype:
 def storage_nbytes(dtype: DataType, count: int) -> int:
     raw = count * dtype.element_nbytes
     return max(4, (raw + 3) // 4 * 4)
+
+
+def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list | None:
+    """Validate caller-owned download targets (one per range, None allocates) before any copy."""
+    if outs is None:
+        return None
+    outs = list(outs)
+    if len(outs) != len(sizes):
+        raise DispatchError(f"download: {len(sizes)} range(s) but {len(outs)} output array(s)",
+                            fix="pass one output array (or None) per range")
+    for k, (o, n) in enumerate(zip(outs, sizes)):
+        if o is None:
+            continue
+        if not isinstance(o, np.ndarray) or not o.flags.c_contiguous or not o.flags.writeable:
+            raise DispatchError(f"download: output {k} must be a writeable C-contiguous numpy array",
+                                fix="pass np.empty(nbytes, np.uint8) (or any dtype of that many bytes)")
+        if o.nbytes != n:
+            raise DispatchError(f"download: output {k} holds {o.nbytes} bytes, the range has {n}",
+                                fix=f"pass an array of exactly {n} bytes")
+    return outs
 
 
 def as_u8(data, what: str) -> np.ndarray:
@@ -438,7 +458,7 @@ def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfi
 
 
 __all__ = [
-    "as_u8",
+    "as_u8", "check_outs",
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
     "plan_resident",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..ir.program import Program
 from ..ir.types import Access
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, as_u8, fold_grid, plan_resident, storage_dtype
+from .host import DispatchPlan, as_u8, check_outs, fold_grid, plan_resident, storage_dtype
 
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1
@@ -57,26 +57,6 @@ def _int(value: Any, what: str) -> int:
 def _step_config(extra: Any, what: str) -> DispatchConfig:
     """The config of a sequence step from its optional third element (a grid or a DispatchConfig)."""
     return DispatchConfig.coerce(extra, what) or _DEFAULT_CONFIG
-
-
-def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list | None:
-    """Validate caller-owned download targets (one per range, None allocates) before any copy."""
-    if outs is None:
-        return None
-    outs = list(outs)
-    if len(outs) != len(sizes):
-        raise DispatchError(f"download: {len(sizes)} range(s) but {len(outs)} output array(s)",
-                            fix="pass one output array (or None) per range")
-    for k, (o, n) in enumerate(zip(outs, sizes)):
-        if o is None:
-            continue
-        if not isinstance(o, np.ndarray) or not o.flags.c_contiguous or not o.flags.writeable:
-            raise DispatchError(f"download: output {k} must be a writeable C-contiguous numpy array",
-                                fix="pass np.empty(nbytes, np.uint8) (or any dtype of that many bytes)")
-        if o.nbytes != n:
-            raise DispatchError(f"download: output {k} holds {o.nbytes} bytes, the range has {n}",
-                                fix=f"pass an array of exactly {n} bytes")
-    return outs
 
 
 @dataclass
@@ -276,4 +256,4 @@ class HostResidentStore:
             return [raw[offset: offset + n].copy() for raw, offset, n in reads]
 
 
-__all__ = ["HostResidentStore", "PreparedStep", "as_config", "as_u8", "check_outs", "UNIFORM_LIMIT"]
+__all__ = ["HostResidentStore", "PreparedStep", "as_config", "UNIFORM_LIMIT"]

@@ -28,7 +28,7 @@ from ...ir.program import Program
 from ...ir.types import Access
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import as_u8, fold_grid, params_words, plan_resident
+from ..host import as_u8, check_outs, fold_grid, params_words, plan_resident
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
@@ -67,26 +67,6 @@ def _pad4(d: np.ndarray) -> np.ndarray:
     out = np.zeros(align(d.nbytes, 4), dtype=np.uint8)
     out[: d.nbytes] = d
     return out
-
-
-def check_outs(outs, reads) -> list | None:
-    """Validate caller-owned readback targets before any GPU work."""
-    if outs is None:
-        return None
-    outs = list(outs)
-    if len(outs) != len(reads):
-        raise DispatchError(f"download: {len(reads)} range(s) but {len(outs)} output array(s)",
-                            fix="pass one output array (or None) per range")
-    for k, (o, (_, _, n)) in enumerate(zip(outs, reads)):
-        if o is None:
-            continue
-        if not isinstance(o, np.ndarray) or not o.flags.c_contiguous or not o.flags.writeable:
-            raise DispatchError(f"download: output {k} must be a writeable C-contiguous numpy array",
-                                fix="pass np.empty(nbytes, np.uint8) (or any dtype of that many bytes)")
-        if o.nbytes != n:
-            raise DispatchError(f"download: output {k} holds {o.nbytes} bytes, the range has {n}",
-                                fix=f"pass an array of exactly {n} bytes")
-    return outs
 
 
 class ResidentStore:
@@ -214,7 +194,7 @@ class ResidentStore:
         """The Work reading each ``(handle, offset, nbytes)`` (or whole handle), into ``outs`` where given."""
         st = self.state()
         reads = [self.range(st, r, f"range {k}") for k, r in enumerate(ranges)]
-        targets = check_outs(outs, reads) or [None] * len(reads)
+        targets = check_outs(outs, [n for _, _, n in reads]) or [None] * len(reads)
         return Work(label="vyre-resident-download",
                     reads=[Read(buf, off, n, out=t) for (buf, off, n), t in zip(reads, targets)])
 
@@ -298,4 +278,4 @@ class ResidentStore:
         return buf
 
 
-__all__ = ["ResidentStore", "ResidentState", "as_u8", "as_int", "check_outs"]
+__all__ = ["ResidentStore", "ResidentState", "as_int"]
