@@ -101,7 +101,10 @@ class Executor:
                 return []
             return self._collect(work, layout, total, self.staging.readback, None)
         except BaseException as exc:
-            raise self._failure(exc, work) from exc
+            err = self._failure(exc, work)
+            if err is exc:
+                raise
+            raise err from exc
 
     def run_timed(self, work: Work) -> Timed:
         """Submit ``work``, wait, and time it: timestamps around its passes when the device has them."""
@@ -119,7 +122,10 @@ class Executor:
                 self.driver.wait_idle()
                 results = [_empty(r) for r in work.reads]
         except BaseException as exc:
-            raise self._failure(exc, work) from exc
+            err = self._failure(exc, work)
+            if err is exc:
+                raise
+            raise err from exc
         wall = time.perf_counter_ns() - t0
         if stamp_at is not None:
             stamps = results.pop()
@@ -144,7 +150,10 @@ class Executor:
                 total = 16
             pending = self.driver.start_map(readback, total)
         except BaseException as exc:
-            raise self._failure(exc, work) from exc
+            err = self._failure(exc, work)
+            if err is exc:
+                raise
+            raise err from exc
         return Launched(self, work, layout, total, readback, pending)
 
     def wait_idle(self) -> None:
@@ -153,7 +162,10 @@ class Executor:
         try:
             self.driver.wait_idle()
         except BaseException as exc:
-            raise self._failure(exc, None) from exc
+            err = self._failure(exc, None)
+            if err is exc:
+                raise
+            raise err from exc
 
     # ---- the one encode/submit path ----------------------------------------------------------------
     def _check_driver(self) -> None:
@@ -309,7 +321,10 @@ class Launched:
         try:
             return self._ex.driver.settled(self._pending, timeout)
         except BaseException as exc:
-            raise self._ex._failure(exc, self._work) from exc
+            err = self._ex._failure(exc, self._work)
+            if err is exc:
+                raise
+            raise err from exc
 
     def results(self) -> list:
         """Wait for the map and convert every read."""
@@ -318,11 +333,17 @@ class Launched:
             ex.driver.finish_map(self._pending)
         except BaseException as exc:
             ex.driver.abandon_map(self._pending)
-            raise ex._failure(exc, self._work) from exc
+            err = ex._failure(exc, self._work)
+            if err is exc:
+                raise
+            raise err from exc
         try:
             return ex._read_mapped(self._work, self._layout, self._total, self._readback, None)
         except BaseException as exc:
-            raise ex._failure(exc, self._work) from exc
+            err = ex._failure(exc, self._work)
+            if err is exc:
+                raise
+            raise err from exc
 
 
 __all__ = ["Executor", "Launched"]
