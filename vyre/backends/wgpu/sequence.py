@@ -95,8 +95,19 @@ class Sequences:
             raise DispatchError(f"{what}s must be a list of (program, handles[, grid]) steps, got one step",
                                 fix="wrap the step in a list: [(program, handles)]")
         memo: dict = {}
-        out = []
+        out: list[Dispatch] = []
+        append = out.append
         for k, step in enumerate(steps):
+            # fast path (per step of long sequences): a (program, handles) step seen earlier in this call
+            fast = None
+            if (type(step) is tuple or type(step) is list) and len(step) == 2:
+                hs = step[1]
+                if type(hs) is list or type(hs) is tuple:
+                    fast = (id(step[0]), *map(id, hs))  # the objects stay alive for the call: ids are unique
+                    prepared = memo.get(fast)
+                    if prepared is not None:
+                        append(prepared)
+                        continue
             where = f"{what} {k}"
             if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
                 raise DispatchError(f"{where}: expected (program, handles) or (program, handles, grid), "
@@ -108,7 +119,9 @@ class Sequences:
                 prepared = self._resident.step(st, step[0], step[1], config, where)
                 if key is not None:
                     memo[key] = prepared
-            out.append(prepared)
+            if fast is not None:
+                memo[fast] = prepared
+            append(prepared)
         return out
 
     def _count(self, work: Work) -> None:
