@@ -244,6 +244,15 @@ def _mutate(path, value):
     return json.dumps(doc).encode()
 
 
+def _drop(path):
+    doc = _valid_doc()
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    del target[path[-1]]
+    return json.dumps(doc).encode()
+
+
 MALFORMED = {
     "empty": b"",
     "not json": b"{not json",
@@ -271,6 +280,39 @@ MALFORMED = {
                      + b'{"kind":"unary","op":"not","arg":' * 2000 + b'{"kind":"lit","dtype":"u32","value":1}'
                      + b"}" * 2000 + b"}]}}"),
     "not bytes": None,
+    # issue 9: only canonical documents are accepted
+    "workgroup_size float": _mutate(["program", "workgroup_size"], 1.5),
+    "workgroup_size null": _mutate(["program", "workgroup_size"], None),
+    "workgroup_size string": _mutate(["program", "workgroup_size"], "64"),
+    "workgroup_size bool": _mutate(["program", "workgroup_size"], True),
+    "workgroup_size int": _mutate(["program", "workgroup_size"], 64),
+    "workgroup_size short": _mutate(["program", "workgroup_size"], [64]),
+    "workgroup_size float item": _mutate(["program", "workgroup_size"], [64, 1, 1.0]),
+    "workgroup_size bool item": _mutate(["program", "workgroup_size"], [64, True, 1]),
+    "count bool": _mutate(["program", "buffers", 0, "count"], True),
+    "count string": _mutate(["program", "buffers", 0, "count"], "4"),
+    "binding negative zero": _mutate(["program", "buffers", 0, "binding"], -0.0),
+    "binding float": _mutate(["program", "buffers", 0, "binding"], 0.0),
+    "binding string": _mutate(["program", "buffers", 0, "binding"], "0"),
+    "lit value string int": _mutate(["program", "body", 0, "value", "value"], "1"),
+    "lit value nan literal": _mutate(["program", "body", 0, "value", "value"], math.nan),
+    "version bool": _mutate(["version"], True),
+    "version float": _mutate(["version"], 1.0),
+    "extra envelope field": _mutate(["extra"], 1),
+    "duplicate key": to_wire(Program(name="p")).replace(b'"name":"p"', b'"name":"p","name":"p"'),
+    "missing workgroup": _drop(["program", "workgroup"]),
+    "missing count": _drop(["program", "buffers", 0, "count"]),
+    "missing body": _drop(["program", "body"]),
+    "missing access": _drop(["program", "buffers", 0, "access"]),
+    "missing axis": _mutate(["program", "body", 0, "index"], {"kind": "builtin", "name": "global_index"}),
+    "missing then": _mutate(["program", "body", 0], {"kind": "if", "cond": {"kind": "lit", "dtype": "bool",
+                                                                            "value": True}, "otherwise": []}),
+    "missing step": _mutate(["program", "body", 0], {"kind": "for", "var": "i", "body": [],
+                                                     "start": {"kind": "lit", "dtype": "u32", "value": 0},
+                                                     "end": {"kind": "lit", "dtype": "u32", "value": 1}}),
+    "step float": _mutate(["program", "body", 0], {"kind": "for", "var": "i", "body": [], "step": 1.0,
+                                                   "start": {"kind": "lit", "dtype": "u32", "value": 0},
+                                                   "end": {"kind": "lit", "dtype": "u32", "value": 1}}),
 }
 
 
@@ -282,6 +324,27 @@ def test_malformed_wire_raises_validation_error(name):
     assert err.issues and all(isinstance(i, ValidationIssue) for i in err.issues)
     assert err.issues[0].rule == "wire" and err.issues[0].fix
     assert "Fix: " in str(err)
+    assert err.issues[0].path  # where the document is wrong
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    ("workgroup_size float", "program.workgroup_size"), ("count bool", "program.buffers[0].count"),
+    ("binding negative zero", "program.buffers[0].binding"), ("missing workgroup", "program.workgroup"),
+    ("missing count", "program.buffers[0].count"), ("version bool", "version"),
+    ("extra envelope field", "extra"), ("missing axis", "program.body[0].index.axis"),
+])
+def test_malformed_wire_names_the_offending_field(name, path):
+    with pytest.raises(ValidationError) as exc:
+        Program.from_wire(MALFORMED[name])
+    assert exc.value.issues[0].path == path
+
+
+def test_canonical_documents_load_in_any_layout():
+    """Key order and white space are free; the content must be canonical."""
+    wire = to_wire(_programs_for_layout())
+    doc = json.loads(wire)
+    for text in (json.dumps(doc), json.dumps(doc, indent=2), json.dumps(doc, sort_keys=True)):
+        assert Program.from_wire(text).to_wire() == wire
 
 
 @SETTINGS
@@ -304,6 +367,75 @@ def test_corrupted_wire_is_rejected_or_decoded(p, data):
     except ValidationError:
         return
     assert Program.from_wire(q.to_wire()).to_wire() == q.to_wire()
+
+
+def _programs_for_layout() -> Program:
+    return Program(name="lay", buffers=[BufferDecl(name="y", binding=1, dtype="f32", access="read_write", count=8)],
+                   workgroup=[WorkgroupDecl(name="t", dtype="f32", count=4)], workgroup_size=(8, 2, 1),
+                   body=[Store(buffer="y", index=Builtin(name="global_id", axis=0),
+                               value=Lit(dtype="f32", value=-0.0))])
+
+
+def _json_paths(doc, path=()):
+    yield path
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _json_paths(value, (*path, key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _json_paths(value, (*path, i))
+
+
+_REPLACEMENTS = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 2**33), st.sampled_from([0.0, -0.0, 1.0, 1.5, math.nan, math.inf]),
+    st.sampled_from(["", "0", "1", "64", "u32", "nan", "lit", "read"]), st.just([]), st.just({}),
+    st.lists(st.integers(0, 70), max_size=4),
+)
+
+
+def _retype(value, data):
+    """``value`` as another JSON type: an int as a bool, float or string, and so on."""
+    if isinstance(value, bool):
+        return data.draw(st.sampled_from([int(value), float(value), str(value).lower(), None]))
+    if isinstance(value, int):
+        return data.draw(st.sampled_from([float(value), str(value), bool(value), [value], None]))
+    if isinstance(value, float):
+        return data.draw(st.sampled_from([str(value), [value], None] + ([int(value)] if value.is_integer() else [])))
+    if isinstance(value, str):
+        return data.draw(st.sampled_from([[value], {value: value}, 0, None]))
+    if isinstance(value, list):
+        return data.draw(st.sampled_from([tuple(value)[:1] and value[0], {}, "[]", None]))
+    return data.draw(_REPLACEMENTS)
+
+
+@SETTINGS
+@given(programs, st.data())
+def test_mutated_wire_documents_are_rejected_or_canonical(p, data):
+    """Drop a field, retype a value, add an unknown field or replace a value: from_wire either raises
+    ValidationError or returns a program whose wire document is the mutated document itself."""
+    doc = json.loads(p.to_wire())
+    paths = list(_json_paths(doc))
+    path = data.draw(st.sampled_from(paths[1:]))
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    how = data.draw(st.sampled_from(["drop", "retype", "add", "replace"]))
+    if how == "drop":
+        del parent[path[-1]]
+    elif how == "retype":
+        parent[path[-1]] = _retype(parent[path[-1]], data)
+    elif how == "add":
+        container = parent[path[-1]] if isinstance(parent[path[-1]], dict) else doc
+        container[data.draw(st.sampled_from(["colour", "kind2", "axis", "extra", "value"]))] = data.draw(_REPLACEMENTS)
+    else:
+        parent[path[-1]] = data.draw(_REPLACEMENTS)
+    try:
+        q = Program.from_wire(json.dumps(doc))
+    except ValidationError as exc:
+        assert exc.issues[0].rule == "wire" and exc.issues[0].path and exc.issues[0].fix
+        return
+    assert json.loads(q.to_wire()) == doc
+    assert q.to_wire() == json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
 # --------------------------------------------------------------------------- decoded programs validate

@@ -44,26 +44,110 @@ def wire_fingerprint(model: BaseModel) -> str:
     return hashlib.sha256(wire_bytes(model)).hexdigest()
 
 
-def _wire_error(message: str, fix: str) -> ValidationError:
-    return ValidationError("<wire>", [ValidationIssue("wire", "<wire>", "", message, fix)])
+def _wire_error(message: str, fix: str, path: str = "<wire>") -> ValidationError:
+    return ValidationError("<wire>", [ValidationIssue("wire", path, "", message, fix)])
+
+
+_FIX = "pass bytes produced by Program.to_wire(), unchanged"
+_JSON_TYPES = {bool: "true/false", int: "an integer", float: "a float", str: "a string",
+               list: "a list", dict: "an object", type(None): "null"}
+
+
+def _json_path(parts: tuple[Any, ...] | list[Any]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<document>"
+
+
+def _encode(doc: Any) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def _first_difference(got: Any, want: Any, path: list[Any]) -> tuple[str, str] | None:
+    """Where the document ``got`` first differs from the canonical ``want``: (path, message)."""
+    if type(got) is not type(want):
+        return _json_path(path), (
+            f"expected {_JSON_TYPES.get(type(want), type(want).__name__)} ({_encode(want).decode()[:40]}), "
+            f"got {_JSON_TYPES.get(type(got), type(got).__name__)} ({_encode(got).decode()[:40]})"
+        )
+    if isinstance(want, dict):
+        for key in sorted(set(got) | set(want)):
+            if key not in want:
+                return _json_path([*path, key]), f"unknown field {key!r}"
+            if key not in got:
+                return _json_path([*path, key]), f"missing field {key!r} (every field is written, defaults included)"
+            diff = _first_difference(got[key], want[key], [*path, key])
+            if diff is not None:
+                return diff
+        return None
+    if isinstance(want, list):
+        if len(got) != len(want):
+            return _json_path(path), f"expected a list of {len(want)} item(s), got {len(got)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            diff = _first_difference(g, w, [*path, i])
+            if diff is not None:
+                return diff
+        return None
+    if _encode(got) != _encode(want):
+        return _json_path(path), f"value {_encode(got).decode()[:40]} is written back as {_encode(want).decode()[:40]}"
+    return None
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
 
 
 def read_wire(model_cls: type[M], data: bytes | str) -> M:
-    """Parse canonical bytes back into a ``model_cls``; :class:`vyre.errors.ValidationError` when malformed."""
+    """Parse canonical bytes back into a ``model_cls``; :class:`vyre.errors.ValidationError` when malformed.
+
+    Only canonical documents are accepted: every field present, each with exactly the JSON type
+    the canonical form writes (an int is a JSON integer, never a bool, float or string), no
+    unknown fields, and re-serialising the result gives back the same document. Anything else
+    is a ValidationError naming the first offending field.
+    """
     try:
-        doc = json.loads(data)
+        doc = json.loads(data, object_pairs_hook=_reject_duplicates)
     except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
-        raise _wire_error(f"not JSON: {exc}", "pass bytes produced by Program.to_wire()") from None
+        raise _wire_error(f"not JSON: {exc}", _FIX) from None
     if not isinstance(doc, dict) or doc.get("format") != WIRE_FORMAT:
-        raise _wire_error("missing or wrong 'format' field", f"the document must have format={WIRE_FORMAT!r}")
-    if doc.get("version") != WIRE_VERSION:
-        raise _wire_error(
-            f"unsupported wire version {doc.get('version')!r}", f"this vyre reads version {WIRE_VERSION}"
-        )
+        raise _wire_error("missing or wrong 'format' field", f"the document must have format={WIRE_FORMAT!r}",
+                          "format")
+    version = doc.get("version")
+    if type(version) is not int or version != WIRE_VERSION:
+        raise _wire_error(f"unsupported wire version {version!r}", f"this vyre reads version {WIRE_VERSION}",
+                          "version")
+    if not isinstance(doc.get("program"), dict):
+        raise _wire_error("missing 'program' object", _FIX, "program")
     try:
-        return model_cls.model_validate(doc.get("program"))
+        model = model_cls.model_validate(doc["program"], context={"wire": True})
     except PydanticValidationError as exc:
-        raise _wire_error(f"malformed program: {exc}", "pass bytes produced by Program.to_wire()") from None
+        errors = exc.errors(include_url=False)
+        first = errors[0] if errors else {"loc": (), "msg": str(exc)}
+        raise _wire_error(
+            f"malformed program: {first['msg']} ({len(errors)} error(s))", _FIX,
+            _json_path(["program", *first["loc"]]),
+        ) from None
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise _wire_error(f"malformed program: {exc}", _FIX, "program") from None
+    try:
+        canonical_ok = _encode(doc) == wire_bytes(model)
+        diff = None if canonical_ok else _first_difference(doc, wire_dict(model), [])
+    except (ValueError, TypeError, RecursionError) as exc:
+        canonical_ok, diff = False, ("program", f"not canonical: {exc}")
+    if not canonical_ok:
+        path, message = diff or ("program", "the document is not in canonical form")
+        raise _wire_error(f"not canonical: {message}", _FIX + " (the wire format accepts only canonical documents)",
+                          path)
+    return model
 
 
 __all__ = ["WIRE_FORMAT", "WIRE_VERSION", "wire_dict", "wire_bytes", "wire_fingerprint", "read_wire"]

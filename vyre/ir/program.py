@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from .canonical import read_wire, wire_bytes, wire_fingerprint
 from .decls import BufferDecl, WorkgroupDecl
@@ -29,7 +29,9 @@ class Program(Node):
 
     @field_validator("workgroup_size", mode="before")
     @classmethod
-    def _pad_wg(cls, v: Any) -> Any:
+    def _pad_wg(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(info.context, dict) and info.context.get("wire"):
+            return v  # the wire form is always the full triple: no padding, no coercion
         return pad3(v)
 
     # ---- buffer views ----------------------------------------------------
