@@ -332,6 +332,7 @@ def test_malformed_wire_raises_validation_error(name):
     ("binding negative zero", "program.buffers[0].binding"), ("missing workgroup", "program.workgroup"),
     ("missing count", "program.buffers[0].count"), ("version bool", "version"),
     ("extra envelope field", "extra"), ("missing axis", "program.body[0].index.axis"),
+    ("lit value object", "program.body[0].value.value"),
 ])
 def test_malformed_wire_names_the_offending_field(name, path):
     with pytest.raises(ValidationError) as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -61,6 +62,26 @@ def _json_path(parts: tuple[Any, ...] | list[Any]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out or "<document>"
+
+
+def _doc_loc(doc: Any, loc: Sequence[int | str], missing: bool) -> list[int | str]:
+    """pydantic's error location as a path in the document: union tags (a node's ``kind``) and
+    union member names (``bool``, ``int``...) left out."""
+    out: list[int | str] = []
+    for i, part in enumerate(loc):
+        if isinstance(doc, dict) and part in doc:
+            doc = doc[part]
+        elif isinstance(doc, list) and isinstance(part, int) and 0 <= part < len(doc):
+            doc = doc[part]
+        elif isinstance(doc, dict) and doc.get("kind") == part:
+            continue
+        elif missing and isinstance(doc, dict) and i == len(loc) - 1:
+            out.append(part)  # a missing field
+            break
+        else:
+            break
+        out.append(part)
+    return out
 
 
 def _encode(doc: Any) -> bytes:
@@ -134,7 +155,7 @@ def read_wire(model_cls: type[M], data: bytes | str) -> M:
         first = errors[0] if errors else {"loc": (), "msg": str(exc)}
         raise _wire_error(
             f"malformed program: {first['msg']} ({len(errors)} error(s))", _FIX,
-            _json_path(["program", *first["loc"]]),
+            _json_path(["program", *_doc_loc(doc["program"], first["loc"], first.get("type") == "missing")]),
         ) from None
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
         raise _wire_error(f"malformed program: {exc}", _FIX, "program") from None
