@@ -409,6 +409,31 @@ def params_words(plan: DispatchPlan) -> np.ndarray:
 
 
 
+def check_uniform_sizes(plan: DispatchPlan, limit: int, what: str = "") -> None:
+    """Every uniform buffer of ``plan`` fits the adapter's uniform binding limit (16-byte rows)."""
+    for b in plan.buffers:
+        if b.decl.access is Access.UNIFORM and (b.nbytes + 15) // 16 * 16 > limit:
+            raise DispatchError(
+                f"{what + ': ' if what else ''}uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over this "
+                f"adapter's uniform binding limit of {limit} bytes",
+                fix="declare it with access='read' (a read-only storage buffer) instead",
+            )
+
+
+def check_resident_bindings(plan: DispatchPlan, handle_ids: Sequence[int], limit: int, what: str) -> None:
+    """A resident dispatch's checks beyond sizes: uniform buffers within ``limit``, and no handle bound to
+    several buffers of the program when one of them is writable (the shader's view would be ambiguous)."""
+    check_uniform_sizes(plan, limit, what)
+    writers: dict[int, bool] = {}
+    for b, hid in zip(plan.buffers, handle_ids):
+        writes = b.decl.access.writable
+        if hid in writers and (writes or writers[hid]):
+            raise DispatchError(f"{what}: resident handle {hid} is bound to several buffers of "
+                                f"{plan.program.name!r}, one of them writable",
+                                fix="bind a writable buffer to its own handle")
+        writers[hid] = writers.get(hid, False) or writes
+
+
 def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfig | None = None,
                   max_storage_bytes: int | None = None) -> DispatchPlan:
     """Size every buffer of a dispatch over resident buffers of ``nbytes`` bytes (binding order).
@@ -458,7 +483,7 @@ def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfi
 
 
 __all__ = [
-    "as_u8", "check_outs",
+    "as_u8", "check_outs", "check_uniform_sizes", "check_resident_bindings",
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
     "plan_resident",

@@ -30,10 +30,9 @@ import numpy as np
 
 from ..errors import DispatchError
 from ..ir.program import Program
-from ..ir.types import Access
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, as_u8, check_outs, fold_grid, plan_resident, storage_dtype
+from .host import DispatchPlan, as_u8, check_outs, check_resident_bindings, fold_grid, plan_resident, storage_dtype
 
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1
@@ -194,18 +193,7 @@ class HostResidentStore:
         raws = [self.buffer(h, what) for h in handles]
         self._validate(program)
         plan = plan_resident(program, [h.nbytes for h in handles], config, max_storage_bytes=self.max_buffer_bytes)
-        writers: dict[int, bool] = {}
-        for b, h in zip(plan.buffers, handles):
-            if b.decl.access is Access.UNIFORM and (b.nbytes + 15) // 16 * 16 > UNIFORM_LIMIT:
-                raise DispatchError(f"{what}: uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over the "
-                                    f"uniform binding limit of {UNIFORM_LIMIT}",
-                                    fix="declare it with access='read' instead")
-            writes = b.decl.access.writable
-            if h.id in writers and (writes or writers[h.id]):
-                raise DispatchError(f"{what}: resident handle {h.id} is bound to several buffers of "
-                                    f"{program.name!r}, one of them writable",
-                                    fix="bind a writable buffer to its own handle")
-            writers[h.id] = writers.get(h.id, False) or writes
+        check_resident_bindings(plan, [h.id for h in handles], UNIFORM_LIMIT, what)
         fold_grid(plan.grid)  # a grid no GPU could address is refused here too
         return PreparedStep(plan, raws)
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DeviceLostError, DispatchError, VyreError
-from ...ir.types import Access
 from ..config import DispatchConfig
-from ..host import DispatchPlan, fold_grid, plan_dispatch, storage_to_host
+from ..host import DispatchPlan, check_uniform_sizes, fold_grid, plan_dispatch, storage_to_host
 from .jobs import Job, JobRunner, job_from_plan
 from .timestamps import TimedDispatch
-from .transfer import align, as_bytes4
+from .transfer import as_bytes4
 
 #: Remembered repeat dispatches per backend.
 REPEAT_CAPACITY = 256
@@ -108,14 +107,7 @@ class Dispatcher:
         """Check everything (no GPU work); the plan and its folded workgroup counts."""
         limits = self._dev.limits
         plan = plan_dispatch(program, inputs, config, max_storage_bytes=int(limits["max-storage-buffer-binding-size"]))
-        limit = int(limits.get("max-uniform-buffer-binding-size", 65536))
-        for b in plan.buffers:
-            if b.decl.access is Access.UNIFORM and align(b.nbytes, 16) > limit:
-                raise DispatchError(
-                    f"uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over this adapter's uniform "
-                    f"binding limit of {limit} bytes",
-                    fix="declare it with access='read' (a read-only storage buffer) instead",
-                )
+        check_uniform_sizes(plan, int(limits.get("max-uniform-buffer-binding-size", 65536)))
         groups = fold_grid(plan.grid, int(limits["max-compute-workgroups-per-dimension"]))
         return plan, groups
 

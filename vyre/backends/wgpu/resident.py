@@ -25,10 +25,9 @@ import numpy as np
 
 from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program
-from ...ir.types import Access
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import as_u8, check_outs, fold_grid, params_words, plan_resident
+from ..host import as_u8, check_outs, check_resident_bindings, fold_grid, params_words, plan_resident
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
@@ -209,19 +208,8 @@ class ResidentStore:
         self._store.validate(program)
         plan = plan_resident(program, [h.nbytes for h in handles], config,
                              max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
-        uniform_limit = st.limits.get("max-uniform-buffer-binding-size", 65536)
-        writers: dict[int, bool] = {}
-        for b, h in zip(plan.buffers, handles):
-            if b.decl.access is Access.UNIFORM and align(b.nbytes) > uniform_limit:
-                raise DispatchError(f"{what}: uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over the "
-                                    f"uniform binding limit of {uniform_limit}",
-                                    fix="declare it with access='read' instead")
-            writes = b.decl.access.writable
-            if h.id in writers and (writes or writers[h.id]):
-                raise DispatchError(f"{what}: resident handle {h.id} is bound to several buffers of "
-                                    f"{program.name!r}, one of them writable",
-                                    fix="bind a writable buffer to its own handle")
-            writers[h.id] = writers.get(h.id, False) or writes
+        check_resident_bindings(plan, [h.id for h in handles],
+                                st.limits.get("max-uniform-buffer-binding-size", 65536), what)
         workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
         compiled = self._store.compiled(program)
         words = params_words(plan)
