@@ -97,8 +97,10 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         return v.astype(np.uint32)  # wraps like u32 arithmetic on the GPU
 
     def visit_Unary(self, e: Unary) -> np.ndarray:
-        x = self.visit(e.arg)
-        op = e.op
+        return self.unary(e.op, self.visit(e.arg))
+
+    def unary(self, op: UnOp, x: np.ndarray) -> np.ndarray:
+        """``op`` applied to a lane value (also the float model's reference result)."""
         fn = _UNARY.get(op)
         if fn is not None:
             return fn(x)
@@ -113,9 +115,10 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         raise DispatchError(f"unknown unary operator {op}")  # pragma: no cover
 
     def visit_Binary(self, e: Binary) -> np.ndarray:
-        a = self.visit(e.lhs)
-        b = self.visit(e.rhs)
-        op = e.op
+        return self.binary(e.op, self.visit(e.lhs), self.visit(e.rhs))
+
+    def binary(self, op: BinOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``a op b`` on lane values (also the float model's reference result)."""
         cmp = _COMPARE.get(op)
         if cmp is not None:
             return cmp(a, b)
@@ -176,14 +179,17 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
 
     def visit_VecNew(self, e: VecNew) -> np.ndarray:
-        args = [self.visit(a) for a in e.args]
-        n = e.dtype.lanes
-        if len(args) == 1:
-            return np.repeat(args[0][:, None], n, axis=1)
-        return np.stack(np.broadcast_arrays(*args), axis=1)
+        return vec_new([self.visit(a) for a in e.args], e.dtype.lanes)
 
     def visit_Extract(self, e: Extract) -> np.ndarray:
         return self.visit(e.arg)[:, e.lane]
+
+
+def vec_new(args: list[np.ndarray], n: int) -> np.ndarray:
+    """A vector value of ``n`` components from one (splat) or ``n`` component values."""
+    if len(args) == 1:
+        return np.repeat(args[0][:, None], n, axis=1)
+    return np.stack(np.broadcast_arrays(*args), axis=1)
 
 
 _UNARY = {
@@ -225,4 +231,4 @@ _INT_ARITH = {
 }
 
 
-__all__ = ["ExprEval"]
+__all__ = ["ExprEval", "vec_new"]

@@ -1,0 +1,367 @@
+"""The model interpreter: the reference interpreter (:mod:`vyre.backends.interpreter`) with every
+value a :class:`~vyre.backends.float_model_rules.Shadowed` (reference value, error bound,
+unspecified mask) and shadow memory next to every buffer.
+
+Control flow follows the reference values. A branch or loop condition that is unspecified on an
+active lane, or a store whose address is unspecified or out of bounds, means a conforming GPU may
+write elsewhere: the run is *poisoned* (every output unspecified) or the buffer is. Lane
+compaction is off (a model run is for checking, not speed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ir.nodes import (
+    Atomic,
+    AtomicOp,
+    BinOp,
+    Bitcast,
+    BufLen,
+    Builtin,
+    Cast,
+    Extract,
+    Fma,
+    For,
+    If,
+    Lit,
+    Load,
+    Select,
+    Store,
+    Unary,
+    UnOp,
+    VarDecl,
+    VecNew,
+)
+from ..ir.program import Program
+from . import float_model_rules as fm
+from . import semantics as sem
+from .float_model_rules import Shadowed, exact
+from .interpreter import Chunk, _Loop
+from .interpreter_exprs import vec_new
+from .memory import Memory
+
+if TYPE_CHECKING:
+    from .reference import ReferenceBackend
+
+
+class ShadowMemory:
+    """Bounds (``err``) and unspecified flags (``unk``) per slot of a :class:`Memory`'s view."""
+
+    def __init__(self, mem: Memory, from_data: bool):
+        self.mem = mem
+        if from_data and mem.dtype.is_float:
+            s = exact(np.asarray(mem.view))
+            self.err = np.array(np.broadcast_to(s.e, mem.view.shape))
+            self.unk = np.array(np.broadcast_to(s.u, mem.view.shape))
+        else:
+            self.err = np.zeros(mem.view.shape)
+            self.unk = np.zeros(mem.view.shape, dtype=bool)
+        self.poisoned = False
+
+    def gather(self, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        err, unk = self.err[slot], self.unk[slot]
+        if self.mem.lanes == 3:
+            err, unk = err[:, :3], unk[:, :3]
+        return err, unk | self.poisoned
+
+
+class ModelState:
+    """What a model run shares across its chunks."""
+
+    def __init__(self) -> None:
+        self.poisoned = False  # a control decision or an address was unspecified somewhere
+
+
+def _lanes_mask(x: np.ndarray, n: int) -> np.ndarray:
+    """A per-lane mask (n,) from a value-shaped flag array ((1,), (n,), (.., lanes))."""
+    flags = np.asarray(x.any(axis=1)) if x.ndim == 2 else x
+    return np.broadcast_to(flags, (n,))
+
+
+def _align(a: Shadowed, b: Shadowed) -> tuple[Shadowed, Shadowed]:
+    """A scalar operand of a vector operation broadcast over the components."""
+    if a.v.ndim == b.v.ndim:
+        return a, b
+    if a.v.ndim == 1:
+        return Shadowed(a.v[:, None], a.e[:, None], a.u[:, None]), b
+    return a, Shadowed(b.v[:, None], b.e[:, None], b.u[:, None])
+
+
+class ModelChunk(Chunk):
+    """A :class:`Chunk` computing :class:`Shadowed` values (see the module docstring)."""
+
+    def __init__(self, backend: ReferenceBackend, program: Program, buffers: dict[str, Memory],
+                 shadows: dict[str, ShadowMemory], state: ModelState, grid: tuple[int, int, int],
+                 wg_start: int, n_wg: int):
+        super().__init__(backend, program, buffers, grid, wg_start, n_wg)
+        self.compact_min = np.iinfo(np.int64).max
+        self.state = state
+        self.shadows = dict(shadows)
+        for w in program.workgroup:
+            self.shadows[w.name] = ShadowMemory(self.mem[w.name], from_data=False)
+
+    # ---- values -------------------------------------------------------------------------
+    def sv(self, node) -> Shadowed:
+        """The model value of an expression (the base class types values as plain arrays)."""
+        return self.visit(node)  # type: ignore[return-value]
+
+    def sv_in(self, expr, mask: np.ndarray) -> Shadowed:
+        self.mask = mask
+        return self.sv(expr)
+
+    def merge(self, mask, new, old):
+        if mask is self.all:
+            return new
+        m = mask[:, None] if new.v.ndim == 2 or old.v.ndim == 2 else mask
+        return Shadowed(np.where(m, new.v, old.v), np.where(m, new.e, old.e), np.where(m, new.u, old.u))
+
+    def _decide(self, cond: Shadowed, mask: np.ndarray) -> np.ndarray:
+        """The reference's decision; an unspecified one on an active lane poisons the run."""
+        if (_lanes_mask(cond.u, self.L) & mask).any():
+            self.state.poisoned = True
+        return cond.v
+
+    def visit_Lit(self, e: Lit):
+        return exact(super().visit_Lit(e))
+
+    def visit_BufLen(self, e: BufLen):
+        return exact(super().visit_BufLen(e))
+
+    def visit_Builtin(self, e: Builtin):
+        return exact(super().visit_Builtin(e))
+
+    def visit_Load(self, e: Load):
+        index = self.sv(e.index)
+        mem, sh = self.mem[e.buffer], self.shadows[e.buffer]
+        v = mem.load(index.v)
+        if mem.count == 0:
+            return Shadowed(v, 0.0, True)
+        slot, ok = mem.address(index.v)
+        err, unk = sh.gather(slot)
+        bad = index.u | ~ok  # an unknown or out-of-bounds address may read anything
+        if unk.ndim == 2:
+            bad = bad[:, None]
+        return Shadowed(v, np.where(bad, 0.0, err), unk | bad)
+
+    def visit_Unary(self, e: Unary):
+        a = self.sv(e.arg)
+        r = self.unary(e.op, a.v)
+        if not a.is_float:
+            return Shadowed(r, 0.0, a.u)
+        op = e.op
+        rule = _UNARY_RULES.get(op)
+        if rule is not None:
+            return rule(a, r)
+        if op in _STEPS:
+            return fm.stepwise(_STEPS[op], a, r)
+        return fm.neg_abs(a, r)  # NEG, ABS
+
+    def visit_Binary(self, e):
+        a, b = _align(self.sv(e.lhs), self.sv(e.rhs))
+        op = e.op
+        r = self.binary(op, a.v, b.v)
+        if op in (BinOp.EQ, BinOp.NE, BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE):
+            return Shadowed(r, 0.0, fm.compare(a, b))
+        if op in (BinOp.AND, BinOp.OR):
+            return Shadowed(r, 0.0, fm.logical(op is BinOp.AND, a, b))
+        if not a.is_float:
+            return Shadowed(r, 0.0, a.u | b.u)
+        if op in (BinOp.ADD, BinOp.SUB):
+            return fm.add(a, b, r)
+        if op is BinOp.MUL:
+            return fm.mul(a, b, r)
+        if op is BinOp.DIV:
+            return fm.div(a, b, r)
+        if op is BinOp.REM:
+            q = sem.float_op(np.divide, a.v, b.v)
+            return fm.rem(a, b, q, sem.float_op(np.trunc, q), r)
+        if op is BinOp.POW:
+            return fm.pow_(a, b, r)
+        return fm.lipschitz(a, b, r)  # MIN, MAX
+
+    def visit_Select(self, e: Select):
+        c, t, f = self.sv(e.cond), self.sv(e.if_true), self.sv(e.if_false)
+        cond = c.v[:, None] if t.v.ndim == 2 else c.v
+        return fm.select(c, t, f, np.where(cond, t.v, f.v))
+
+    def visit_Cast(self, e: Cast):
+        a = self.sv(e.arg)
+        r = sem.cast(a.v, e.dtype)
+        if r is a.v:
+            return a
+        if r.dtype == np.bool_:
+            return fm.to_bool(a, r)
+        if r.dtype.kind == "f":
+            return fm.to_float(a, r)
+        if a.is_float:
+            return fm.to_int(a, r)
+        return Shadowed(r, 0.0, a.u)
+
+    def visit_Bitcast(self, e: Bitcast):
+        a = self.sv(e.arg)
+        r = sem.bitcast(a.v, e.dtype)
+        same = a.v.ndim == r.ndim and (r.ndim == 1 or a.v.shape[1] == r.shape[1])
+        return fm.bitcast(a, r, same)
+
+    def visit_Fma(self, e: Fma):
+        a, b, c = (self.sv(x) for x in (e.a, e.b, e.c))
+        return fm.fma(a, b, c, sem.fma(a.v, b.v, c.v))
+
+    def visit_VecNew(self, e: VecNew):
+        args = [self.sv(a) for a in e.args]
+        n = e.dtype.lanes
+        return Shadowed(vec_new([a.v for a in args], n), vec_new([a.e for a in args], n),
+                        vec_new([a.u for a in args], n))
+
+    def visit_Extract(self, e: Extract):
+        a = self.sv(e.arg)
+        return Shadowed(a.v[:, e.lane], a.e[:, e.lane], a.u[:, e.lane])
+
+    def visit_Atomic(self, e: Atomic):
+        index = self.sv(e.index)
+        expected = None if e.expected is None else self.sv(e.expected)
+        value = None if e.value is None else self.sv(e.value)
+        mem, sh = self.mem[e.buffer], self.shadows[e.buffer]
+        old = mem.atomic(e.op, index.v, None if value is None else value.v,
+                         None if expected is None else expected.v, self.mask)
+        if mem.count == 0:
+            return Shadowed(old, 0.0, True)
+        n = self.L
+        slot, ok = mem.address(index.v)
+        slot = np.broadcast_to(slot, (n,))
+        active = self.mask & np.broadcast_to(ok, (n,))
+        if (self.mask & np.broadcast_to(index.u | ~ok, (n,))).any():
+            sh.poisoned = True  # an atomic at an unknown address may change any element
+        if e.op is not AtomicOp.LOAD:
+            opnd = np.zeros(n, dtype=bool)
+            for x in (value, expected):
+                if x is not None:
+                    opnd |= np.broadcast_to(x.u, (n,))
+            hit = slot[active & opnd]
+            sh.unk[hit] = True
+        _, unk = sh.gather(slot)
+        return Shadowed(old, 0.0, unk | np.broadcast_to(index.u, (n,)) | ~np.broadcast_to(ok, (n,)))
+
+    # ---- statements ---------------------------------------------------------------------
+    def visit_VarDecl(self, s: VarDecl, mask: np.ndarray) -> np.ndarray:
+        if s.value is None:
+            d = s.dtype
+            shape = (1, d.lanes) if d.is_vector else (1,)
+            self.scopes[-1][s.name] = exact(np.zeros(shape, dtype=d.numpy_dtype))  # type: ignore[assignment]
+            return mask
+        return super().visit_VarDecl(s, mask)
+
+    def visit_Store(self, s: Store, mask: np.ndarray) -> np.ndarray:
+        index = self.sv_in(s.index, mask)
+        value = self.sv_in(s.value, mask)
+        mem, sh = self.mem[s.buffer], self.shadows[s.buffer]
+        mem.store(index.v, value.v, mask)
+        if mem.count == 0:
+            return mask
+        n = self.L
+        slot, ok = mem.address(index.v)
+        ok = np.broadcast_to(ok, (n,))
+        if (mask & (np.broadcast_to(index.u, (n,)) | ~ok)).any():
+            sh.poisoned = True  # the GPU may have written any element
+        act = mask & ok & ~np.broadcast_to(index.u, (n,))
+        if not act.any():
+            return mask
+        slots = np.broadcast_to(slot, (n,))[act]
+        shape = (n,) + value.v.shape[1:]
+        err = np.broadcast_to(value.e, shape)[act]
+        unk = np.broadcast_to(value.u, shape)[act]
+        uniq, counts = np.unique(slots, return_counts=True)
+        raced = uniq[counts > 1]  # several invocations wrote one element: which one wins is not defined
+        if mem.lanes > 1:
+            sh.err[slots, : mem.lanes] = err
+            sh.unk[slots, : mem.lanes] = unk
+            sh.unk[raced, : mem.lanes] = True
+        else:
+            sh.err[slots] = err
+            sh.unk[slots] = unk
+            sh.unk[raced] = True
+        return mask
+
+    def visit_If(self, s: If, mask: np.ndarray) -> np.ndarray:
+        cond = self.sv_in(s.cond, mask)
+        c = self._decide(cond, mask)
+        if c.shape[0] == 1:
+            return self.block(s.then if c[0] else s.otherwise, mask)
+        m_then, m_else = mask & c, mask & ~c
+        if not m_else.any():
+            return self.block(s.then, mask)
+        if not m_then.any():
+            return self.block(s.otherwise, mask)
+        return self._same(self.block(s.then, m_then) | self.block(s.otherwise, m_else), mask)
+
+    def visit_For(self, s: For, mask: np.ndarray) -> np.ndarray:
+        start = self.sv_in(s.start, mask)
+        step = exact(np.array([s.step]).astype(start.dtype))
+        self.scopes.append({s.var: start})  # type: ignore[dict-item]
+        try:
+            return self._loop(s, mask, step)
+        finally:
+            self.scopes.pop()
+
+    def _trips(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
+        is_for = step is not None
+        scope: dict[str, Any] = self.scopes[-1]  # holds Shadowed values here
+        done = self.none
+        while True:
+            if is_for:
+                v = scope[s.var]
+                end = self.sv_in(s.end, active)
+                cmp = BinOp.GT if s.step < 0 else BinOp.LT
+                cond = Shadowed(self.binary(cmp, v.v, end.v), 0.0, v.u | end.u)
+            else:
+                cond = self.sv_in(s.cond, active)
+            c = self._decide(cond, active)
+            if c.shape[0] == 1:
+                if not c[0]:
+                    return done | active
+            else:
+                failed = active & ~c
+                if failed.any():
+                    done = done | failed
+                    active = active & c
+                    if not active.any():
+                        return done
+            trips += 1
+            self.check_iterations(trips, s)
+            loop.cont = self.none
+            fall = self.block(s.body, active)
+            if loop.cont.any():
+                fall = fall | loop.cont
+            if fall is not active:
+                fall = self._same(fall, active)
+            active = fall
+            if not active.any():
+                return done
+            if is_for:
+                var = scope[s.var]
+                nxt = Shadowed(self.arith(BinOp.ADD, var.v, step.v), 0.0, var.u)
+                scope[s.var] = self.merge(active, nxt, var)
+
+
+_UNARY_RULES = {
+    UnOp.SQRT: fm.sqrt,
+    UnOp.INVERSE_SQRT: fm.inverse_sqrt,
+    UnOp.EXP: lambda a, r: fm.exp(a, r, base2=False),
+    UnOp.EXP2: lambda a, r: fm.exp(a, r, base2=True),
+    UnOp.LOG: lambda a, r: fm.log(a, r, base2=False),
+    UnOp.LOG2: lambda a, r: fm.log(a, r, base2=True),
+    UnOp.SIN: fm.sin_cos,
+    UnOp.COS: fm.sin_cos,
+    UnOp.TAN: fm.tan,
+    UnOp.TANH: fm.tanh,
+    UnOp.FRACT: fm.fract,
+    UnOp.SIGN: fm.sign,
+}
+
+_STEPS = {UnOp.FLOOR: np.floor, UnOp.CEIL: np.ceil, UnOp.ROUND: np.rint, UnOp.TRUNC: np.trunc}
+
+
+__all__ = ["ModelChunk", "ModelState", "ShadowMemory"]
