@@ -4,13 +4,22 @@ Every literal must denote exactly the value the reference interpreter uses:
 
 * u32 ``123u``; i32 ``123i``, negatives parenthesised, ``i32::MIN`` as ``(-2147483647i - 1i)``;
 * f32: the shortest decimal that names the value, when every plausible parse (correctly
-  rounded, or through f64) lands strictly inside the value's rounding interval;
-  otherwise an exact hexadecimal float. NaN, infinities and -0.0 are
-  ``bitcast<f32>(0x...u)``;
+  rounded, or through f64) lands strictly inside the value's rounding interval and the decimal
+  is not past the largest finite value (``3.4028235e+38`` is: WGSL rejects it, the largest f32
+  is spelled ``0x1.fffffep+127f``);
+  otherwise an exact hexadecimal float. -0.0 is ``bitcast<f32>(0x80000000u)``; NaN and the
+  infinities are ``_nonfinite_f32(0x...u)``, a call of a helper function (see below);
 * f16: the shortest decimal under the same check, otherwise the exact decimal expansion
-  (naga rejects hexadecimal f16 literals). NaN, infinities and -0.0 are
-  ``f16(unpack2x16float(0x...u).x)``;
+  (naga rejects hexadecimal f16 literals). -0.0 is ``f16(unpack2x16float(0x00008000u).x)``;
+  NaN and the infinities are ``_nonfinite_f16(0x...u)``;
 * bool ``true`` / ``false``.
+
+WGSL evaluates an expression of literals and builtins such as ``bitcast<f32>(0x7f800000u)`` at
+shader creation (a const-expression), and a const-expression whose value is NaN or infinite is
+a shader-creation error: Tint rejects it ("value inf cannot be represented as 'f32'"), naga lets
+it through. A call of a user-declared function is a runtime expression, so the non-finite values
+go through ``_nonfinite_f32`` / ``_nonfinite_f16`` (:data:`NONFINITE_HELPERS`), which
+:func:`vyre.lower.wgsl.render` declares in every shader whose text calls them.
 """
 
 from __future__ import annotations
@@ -24,6 +33,9 @@ import numpy as np
 
 from ..errors import LoweringError
 from ..ir.types import DataType
+
+#: helper function name -> its scalar type, for the NaN and infinite literals (see the module docstring)
+NONFINITE_HELPERS = {"_nonfinite_f32": "f32", "_nonfinite_f16": "f16"}
 
 
 def _interval_ok(text: str, value: np.floating[Any]) -> bool:
@@ -42,6 +54,8 @@ def _interval_ok(text: str, value: np.floating[Any]) -> bool:
         hi = x + (x - lo)
     m_lo, m_hi = (lo + x) / 2, (x + hi) / 2
     q = Fraction(text)
+    if abs(q) > Fraction(float(np.finfo(ftype).max)):
+        return False  # WGSL rejects a literal past the largest finite value, even one that rounds to it
     candidates = [q, Fraction(float(text))]  # exact decimal; through f64
     if ftype is np.float16:
         with np.errstate(over="ignore"):
@@ -61,9 +75,11 @@ def _f32(v: float) -> str:
     with np.errstate(over="ignore"):
         x = np.float32(v)
     bits = int(x.view(np.uint32))
-    if not np.isfinite(x) or (x == 0 and bits != 0):
+    if not np.isfinite(x):
         if np.isnan(x):
             bits = 0x7FC00000
+        return f"_nonfinite_f32({bits:#010x}u)"
+    if x == 0 and bits != 0:
         return f"bitcast<f32>({bits:#010x}u)"
     s = str(x)
     if not _interval_ok(s, x):
@@ -77,9 +93,11 @@ def _f16(v: float) -> str:
     with np.errstate(over="ignore"):
         x = np.float16(v)
     bits = int(x.view(np.uint16))
-    if not np.isfinite(x) or (x == 0 and bits != 0):
+    if not np.isfinite(x):
         if np.isnan(x):
             bits = 0x7E00
+        return f"_nonfinite_f16({bits:#010x}u)"
+    if x == 0 and bits != 0:
         return f"f16(unpack2x16float({bits:#010x}u).x)"
     s = str(x)
     if not _interval_ok(s, x):
@@ -124,4 +142,4 @@ def _float_value(dtype: DataType, value: object) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-__all__ = ["literal"]
+__all__ = ["literal", "NONFINITE_HELPERS"]

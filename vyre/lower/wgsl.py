@@ -47,10 +47,10 @@ from ..ir.types import DataType
 from .exprs import ATOMIC_FN, ExprRenderer
 from .jinja import template_env
 from .layout import bare, uniform_binding_nbytes
-from .literals import literal
+from .literals import NONFINITE_HELPERS, literal
 from .state import LoweringState
 
-LOWERING_VERSION = "vyre-lower-3"
+LOWERING_VERSION = "vyre-lower-4"
 ENTRY_POINT = "main"
 
 #: one rendered statement for the templates: {"k": "line" | "if" | "loop" | "for" | "while", ...}
@@ -268,7 +268,15 @@ def render(program: Program) -> Rendered:
             f"program {program.name!r}: an expression is nested too deeply to lower",
             fix="bind intermediate results to lets (b.let(...)) to keep expressions shallow",
         ) from None
-    wgsl = template_env().get_template("module.wgsl.j2").render(**ctx)
+    template = template_env().get_template("module.wgsl.j2")
+    wgsl = template.render(**ctx)
+    # Literals are rendered without the state: declare the helpers their text calls (NaN, infinities).
+    missing = [h for h in NONFINITE_HELPERS if f"{h}(" in wgsl and h not in st.helpers]
+    if missing:
+        for h in missing:
+            st.helper(h, "nonfinite", dtype=NONFINITE_HELPERS[h])
+        ctx["helpers"] = [st.helpers[k] for k in sorted(st.helpers)]
+        wgsl = template.render(**ctx)
     return Rendered(wgsl, st.atomics, bool(ctx["f16"]))
 
 
