@@ -176,8 +176,7 @@ class ModelChunk(Chunk):
         if op is BinOp.DIV:
             return fm.div(a, b, r)
         if op is BinOp.REM:
-            q = sem.float_op(np.divide, a.v, b.v)
-            return fm.rem(a, b, q, sem.float_op(np.trunc, q), r)
+            return fm.rem(a, b, r)
         if op is BinOp.POW:
             return fm.pow_(a, b, r)
         return fm.lipschitz(a, b, r)  # MIN, MAX

@@ -126,17 +126,19 @@ def div(a: Shadowed, b: Shadowed, r: np.ndarray) -> Shadowed:
     return finish(r, e, u)
 
 
-def rem(a: Shadowed, b: Shadowed, q: np.ndarray, t: np.ndarray, r: np.ndarray) -> Shadowed:
-    """``a % b = a - b * trunc(a / b)`` (WGSL's definition): ``q`` the rounded quotient, ``t`` its
-    truncation. Unspecified where the bound on the quotient straddles an integer (so for every
-    quotient of 2^24 or more, where the rounding of the quotient alone is a whole unit)."""
-    qs = div(a, b, q)
-    qv = q.astype(np.float64)
+def rem(a: Shadowed, b: Shadowed, r: np.ndarray) -> Shadowed:
+    """``a % b``, C's exact ``fmod`` (lowered exactly too): ``a - b * t`` with ``t`` the truncated
+    exact quotient. Unspecified where the bounds let the quotient reach an integer (the result
+    jumps by ``b`` there) or the divisor may be 0."""
+    av, bv = _f64(a), _f64(b)
     with np.errstate(all="ignore"):
-        lo, hi = np.trunc(qv - qs.e), np.trunc(qv + qs.e)
-    u = qs.u | (lo != hi)
-    tv = np.abs(t.astype(np.float64))
-    e = a.e + tv * b.e + SLACK * _eps(r) * (np.abs(_f64(a)) + tv * np.abs(_f64(b)))
+        q = av / bv
+        room = np.abs(bv) - b.e
+        u = a.u | b.u | (room <= _tiny(r))
+        eq = (a.e + np.abs(q) * b.e) / np.where(u, 1.0, room)
+        t = np.trunc(q)
+        u = u | (np.trunc(q - eq) != t) | (np.trunc(q + eq) != t)
+        e = a.e + np.abs(t) * b.e
     return finish(r, np.where(u, 0.0, e), u)
 
 

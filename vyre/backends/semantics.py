@@ -44,10 +44,10 @@ def float_op(fn, *args: np.ndarray) -> np.ndarray:
 
 
 def float_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """WGSL float ``%``: ``x - y * trunc(x / y)``, each step rounded like the GPU does it
-    (not the exact C fmod: for large quotients the two differ by rounding)."""
-    q = float_op(np.trunc, float_op(np.divide, a, b))
-    return float_op(np.subtract, a, float_op(np.multiply, b, q))
+    """Float ``%``: C's ``fmod`` (exact, the sign of ``a``; NaN for a zero divisor or an infinite
+    dividend). The lowering computes it exactly too, where WGSL's own ``x - y * trunc(x / y)``
+    loses every digit once the quotient passes 2^24. f16 in f32 is exact as well."""
+    return float_op(np.fmod, a, b)
 
 
 def fract(x: np.ndarray) -> np.ndarray:

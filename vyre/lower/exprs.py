@@ -125,6 +125,8 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
         if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).scalar is DataType.I32:
             return self.signed_divrem(e, lhs, rhs)
+        if e.op is BinOp.REM and self.st.type(e).is_float:
+            return self.float_rem(e, lhs, rhs)
         if e.op in BINARY_FN:
             return f"{BINARY_FN[e.op]}({lhs}, {rhs})"
         return f"({lhs} {BINARY_OP[e.op]} {rhs})"
@@ -142,6 +144,20 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         uzero = f"{u.value}(0u)" if t.is_vector else "0u"
         fn = self.st.helper(f"_{'rem' if rem else 'div'}_{tag(t)}", "int_divrem", dtype=t.value, udtype=u.value,
                          one=one, zero=zero, uzero=uzero, rem=rem)
+        return f"{fn}({lhs}, {rhs})"
+
+    def float_rem(self, e: Binary, lhs: str, rhs: str) -> str:
+        """Float ``%`` through the exact remainder helper (see templates/float_rem.wgsl.j2)."""
+        t = self.st.type(e)
+        if self.st.type(e.lhs) != t:
+            lhs = f"{t.value}({lhs})"
+        if self.st.type(e.rhs) != t:
+            rhs = f"{t.value}({rhs})"
+        base = self.st.helper("_rem_f32", "float_rem", template="float_rem.wgsl.j2", fmax="3.40282347e38f")
+        if t is DataType.F32:
+            return f"{base}({lhs}, {rhs})"
+        fn = self.st.helper(f"_rem_{tag(t)}", "float_rem_cast", template="float_rem.wgsl.j2", dtype=t.value,
+                            scalar_fn=base, lanes=t.lanes)
         return f"{fn}({lhs}, {rhs})"
 
     def visit_Select(self, e: Select) -> str:

@@ -141,10 +141,10 @@ class LoweringState:
         self.tmp += 1
         return self.tmp
 
-    def helper(self, name: str, macro: str, **kw: Any) -> str:
-        """Emit the helper function ``name`` (once) from the macro ``macro``; return its name."""
+    def helper(self, name: str, macro: str, template: str = "helpers.wgsl.j2", **kw: Any) -> str:
+        """Emit the helper function ``name`` (once) from the macro ``macro`` of ``template``; return its name."""
         if name not in self.helpers:
-            self.helpers[name] = str(getattr(macros("helpers.wgsl.j2"), macro)(name=name, **kw)).strip("\n")
+            self.helpers[name] = str(getattr(macros(template), macro)(name=name, **kw)).strip("\n")
         return name
 
 
