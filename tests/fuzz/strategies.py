@@ -85,9 +85,11 @@ _WG_SIZES = [(1, 1, 1), (4, 1, 1), (8, 1, 1), (16, 1, 1), (32, 1, 1), (64, 1, 1)
 _GRIDS = [(1, 1, 1), (2, 1, 1), (3, 1, 1), (1, 2, 1), (2, 2, 1), (1, 1, 2), (2, 1, 2), (4, 1, 1)]
 MAX_INVOCATIONS = 256
 
-# atomic op families whose final memory contents do not depend on the order of the lanes
+# atomic op families whose final memory contents do not depend on the order of the lanes; the last one
+# writes a single constant C per array: exchange(C) leaves C, compare_exchange(e, C) leaves C exactly when
+# some lane's e equals the initial value (lanes expecting C rewrite C), in any order
 _COMMUTATIVE = [(AtomicOp.ADD, AtomicOp.SUB), (AtomicOp.AND,), (AtomicOp.OR,), (AtomicOp.XOR,), (AtomicOp.MIN,),
-                (AtomicOp.MAX,)]
+                (AtomicOp.MAX,), (AtomicOp.EXCHANGE, AtomicOp.COMPARE_EXCHANGE)]
 _ALL_ATOMIC = [AtomicOp.ADD, AtomicOp.SUB, AtomicOp.MIN, AtomicOp.MAX, AtomicOp.AND, AtomicOp.OR, AtomicOp.XOR,
                AtomicOp.EXCHANGE, AtomicOp.COMPARE_EXCHANGE, AtomicOp.LOAD]
 
@@ -121,7 +123,8 @@ def family_features(family: str, f16: bool) -> Features:
     if family == "control":
         return Features((U32, I32, BOOL, F32), control=5, max_stmts=32, private_atomics=True)
     if family == "memory":
-        return Features((U32, I32, BOOL, F32), control=2, memory=True, private_atomics=True, max_stmts=32)
+        return Features((U32, I32, BOOL, F32), vectors=(D.VEC2_U32, D.VEC3_F32, D.VEC4_I32), control=2, memory=True,
+                        private_atomics=True, max_stmts=32)
     if family == "vector":
         return Features((U32, I32, F32, BOOL) + halves, vectors=vec_int + vec_f, control=1)
     raise ValueError(f"unknown family {family!r}; one of {FAMILIES}")
@@ -239,6 +242,7 @@ class _SharedAtomics:
     count: int
     ops: tuple[AtomicOp, ...]
     workgroup: bool
+    const: Lit | None = None  # exchange/compare_exchange families: every lane writes this one value
 
 
 @dataclass
@@ -331,8 +335,7 @@ class _Gen:
             for _ in range(self.draw(st.integers(0, 2))):
                 decl = self.buffer("sa", self.pick([U32, I32]), Access.READ_WRITE, self.draw(st.integers(1, 4)))
                 self.inputs.append(decl)  # read_write: supplied by the host, returned as an output
-                self.shared.append(_SharedAtomics(decl.name, decl.dtype, decl.count or 1,
-                                                  self.pick(_COMMUTATIVE), workgroup=False))
+                self.shared.append(self.shared_family(decl.name, decl.dtype, decl.count or 1, workgroup=False))
 
     # ---- expressions ----
     def expr(self, t: DataType, depth: int | None = None) -> object:
@@ -586,9 +589,17 @@ class _Gen:
         self.declare(name, buf.dtype, False)
         return [Let(name=name, value=node)]
 
+    def shared_family(self, name: str, t: DataType, count: int, workgroup: bool) -> _SharedAtomics:
+        ops = self.pick(_COMMUTATIVE)
+        const = _lit(_lit_value(self.draw, t), t) if AtomicOp.EXCHANGE in ops else None
+        return _SharedAtomics(name, t, count, ops, workgroup, const)
+
     def shared_atomic(self, sa: _SharedAtomics) -> object:
-        return Eval(value=Atomic(op=self.pick(sa.ops), buffer=sa.name, index=self.index(_u(sa.count)),
-                                 value=self.atomic_value(sa.dtype)))
+        op = self.pick(sa.ops)
+        value = sa.const if sa.const is not None else self.atomic_value(sa.dtype)
+        expected = self.atomic_value(sa.dtype) if op is AtomicOp.COMPARE_EXCHANGE else None
+        return Eval(value=Atomic(op=op, buffer=sa.name, index=self.index(_u(sa.count)), value=value,
+                                 expected=expected))
 
     def stmt_shared_atomic(self) -> list:
         sa = self.pick([s for s in self.shared if not s.workgroup])
@@ -622,7 +633,7 @@ class _Gen:
         count = self.draw(st.integers(1, min(4, self.wg_n)))
         wg = WorkgroupDecl(name=self.fresh("wa"), dtype=t, count=count)
         self.workgroup.append(wg)
-        sa = _SharedAtomics(wg.name, t, count, self.pick(_COMMUTATIVE), workgroup=True)
+        sa = self.shared_family(wg.name, t, count, workgroup=True)
         init = If(cond=Binary(op=BinOp.LT, lhs=LI, rhs=_u(count)),
                   then=[Store(buffer=wg.name, index=LI, value=self.expr(t, 1))])
         out = [Barrier(), init, Barrier()]
@@ -643,6 +654,18 @@ class _Gen:
         self.outputs.append(out)
         return [Store(buffer=out.name, index=GI, value=Var(name=name))]
 
+    def workgroup_phase(self) -> list:
+        """A workgroup-memory pattern, sometimes repeated by a loop with literal (uniform) bounds."""
+        pattern = self.workgroup_atomics if self.chance(3) else self.workgroup_exchange
+        if not self.chance(3):
+            return pattern()
+        var = self.fresh("k")
+        self.s.scopes.append([])
+        self.declare(var, U32, False)
+        body = pattern()
+        self.s.scopes.pop()
+        return [For(var=var, start=_u(0), end=_u(self.draw(st.integers(1, 3))), step=1, body=body)]
+
     def body(self) -> list:
         n_top = self.draw(st.integers(1, 8))
         wg_slots: set[int] = set()
@@ -654,7 +677,7 @@ class _Gen:
         for i in range(n_top):
             self.s.returns_allowed = i > last_wg
             if i in wg_slots:
-                out.extend(self.workgroup_atomics() if self.chance(3) else self.workgroup_exchange())
+                out.extend(self.workgroup_phase())
             elif self.s.stmts < self.f.max_stmts:
                 out.extend(self.stmt())
         # every output gets at least one store at the end (unless a lane returned)
