@@ -605,7 +605,7 @@ def _lengths():
         o[1] = c.len()
         o[2] = o.len()
         o[3] = sh.len()
-    return b.build(), [np.zeros(13, np.float32), np.zeros((6, 3), np.uint32)], DispatchConfig(counts={"o": 4})
+    return b.build(), [np.zeros(13, np.float32), np.zeros((6, 3), np.uint32)], DispatchConfig(grid=1, counts={"o": 4})
 
 
 @case("grid_fold_past_65535")

@@ -85,7 +85,9 @@ class Backend(Protocol):
         """Run ``program`` once over fresh buffers: ``inputs`` as above (dtype and element count
         checked against the declarations), ``write`` buffers start at zero (their element count from
         ``config.counts``, the declaration, or the first input). ``config.grid`` is the logical grid
-        (default: one invocation per element of the first writable buffer). Returns the outputs."""
+        (default: :func:`vyre.backends.host.default_grid`: one invocation per element of the program's
+        ``grid_from`` buffer, else of the first writable buffer where that cannot cover only part of
+        the work, else DispatchError). Returns the outputs."""
         ...
 
     def dispatch_batch(self, jobs: Iterable[BatchJob]) -> list[list[np.ndarray] | VyreError]:

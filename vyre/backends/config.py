@@ -13,7 +13,7 @@ from ..errors import DispatchError
 #: uniform holds them as u32 words.
 MAX_GRID_WORKGROUPS = 2**32 - 1
 
-_GRID_FIX = "give the grid as an int or a tuple of up to three ints >= 0, e.g. grid=(64, 4)"
+_GRID_FIX = "give the grid as an int or a tuple of up to three ints >= 1, e.g. grid=(64, 4)"
 
 
 def _is_int(v: object) -> bool:
@@ -27,7 +27,13 @@ def check_grid(grid: Any) -> tuple[int, int, int]:
         raise DispatchError(f"invalid grid {grid!r}: expected an int or a tuple of 1 to 3 ints", fix=_GRID_FIX)
     x, y, z = (int(g) for g in tuple(dims) + (1,) * (3 - len(dims)))
     if min(x, y, z) < 0:
-        raise DispatchError(f"invalid grid {grid!r}: dimensions must be >= 0", fix=_GRID_FIX)
+        raise DispatchError(f"invalid grid {grid!r}: dimensions must be >= 1", fix=_GRID_FIX)
+    if min(x, y, z) == 0:
+        # a zero grid would run nothing and hand the inputs back as if they were results
+        raise DispatchError(f"grid {grid!r} has a dimension of 0: the dispatch would run no workgroup and return "
+                            "its inputs unchanged as outputs",
+                            fix="give every grid dimension >= 1 (unused dimensions are 1), or skip the dispatch "
+                                "when there is no work")
     if x * y * z > MAX_GRID_WORKGROUPS:
         raise DispatchError(
             f"grid {(x, y, z)} has {x * y * z} workgroups, more than the {MAX_GRID_WORKGROUPS} a dispatch can address",
@@ -39,9 +45,16 @@ class DispatchConfig(BaseModel):
     """Options of one dispatch.
 
     grid:
-        Logical number of workgroups (x, y, z): an int or a tuple of up to three ints >= 0,
-        at most 2**32 - 1 workgroups in all. Default: enough workgroups for one
-        invocation per element of the first writable buffer. Any dimension may exceed the
+        Logical number of workgroups (x, y, z): an int or a tuple of up to three ints >= 1
+        (a 0 would run nothing and return the inputs as outputs: DispatchError), at most
+        2**32 - 1 workgroups in all. Default (:func:`vyre.backends.host.default_grid`, the
+        same on every path): ``ceil(count / workgroup invocations)`` workgroups along x, where
+        ``count`` is the element count of the program's ``grid_from`` buffer when it names
+        one; else of the first writable buffer, but only where that cannot silently cover
+        part of the work: a program reading ``global_id``, ``workgroup_id`` or
+        ``num_workgroups`` along y or z, or one with a readable storage (non-uniform) buffer
+        larger than its first writable buffer, raises DispatchError before any GPU work
+        (fix: pass a grid, or build the program with ``grid_from='name'``). Any dimension may exceed the
         adapter's per-dimension limit: the backend folds the grid into y/z and the
         built-ins (``global_index``, ``workgroup_id``, ``num_workgroups``...) still see
         the logical grid.

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DispatchError
+from ..ir.nodes import Builtin, BuiltinName
 from ..ir.program import BufferDecl, Program
+from ..ir.traverse import iter_exprs
 from ..ir.types import Access, DataType
 from .config import DispatchConfig
 
@@ -270,9 +272,47 @@ def _normalize_inputs(program: Program, inputs) -> list:
     return list(inputs)
 
 
-def default_grid(program: Program, first_count: int) -> tuple[int, int, int]:
-    per = program.workgroup_invocations
-    return (max(1, math.ceil(first_count / per)) if first_count > 0 else 1, 1, 1)
+def grid_for_count(program: Program, count: int) -> tuple[int, int, int]:
+    """One invocation per element of a buffer of ``count`` elements: ``ceil(count / invocations)``
+    workgroups along x (at least 1, so an empty buffer still gets one guarded workgroup)."""
+    return (max(1, -(-count // program.workgroup_invocations)), 1, 1)
+
+
+def default_grid(program: Program, plans: Sequence[BufferPlan]) -> tuple[int, int, int]:
+    """The grid of a dispatch given without one: the one shared rule of every dispatch path.
+
+    * ``program.grid_from`` names a buffer: one invocation per element of that buffer;
+    * else one invocation per element of the first writable buffer (the first buffer when
+      none is writable), but only where that cannot silently cover part of the work: a
+      DispatchError (before any GPU work) when the program reads ``global_id``,
+      ``workgroup_id`` or ``num_workgroups`` along y or z (vyre cannot tell the grid's shape),
+      or when a readable storage buffer has more elements than that buffer (vyre cannot tell
+      whether the inputs or the outputs drive the work).
+    """
+    lay = _layout(program)
+    if lay.grid_from is not None:
+        return grid_for_count(program, plans[lay.grid_from].count)
+    if not plans:
+        return (1, 1, 1)
+    basis = next((p for p in plans if p.is_output), plans[0])
+    fix = (f"pass an explicit grid (DispatchConfig(grid=...)), or build the program with grid_from='name' "
+           f"(ProgramBuilder({program.name!r}, grid_from=...)) naming the buffer with one element per invocation")
+    if lay.multi_dim is not None:
+        raise DispatchError(
+            f"program {program.name!r} has no grid: it reads {lay.multi_dim}, so its grid has a y/z shape "
+            f"vyre cannot infer (the default grid runs ceil({basis.decl.name!r} count {basis.count} / "
+            f"{program.workgroup_invocations}) workgroups along x only)",
+            fix="pass an explicit grid, e.g. DispatchConfig(grid=(gx, gy)) with one workgroup per tile")
+    bigger = [(p.decl.name, p.count) for p in plans
+              if p.is_input and p.decl.access is not Access.UNIFORM and p.count > basis.count]
+    if bigger:
+        listed = ", ".join(f"{n!r} ({c})" for n, c in bigger)
+        raise DispatchError(
+            f"program {program.name!r} has no grid, and the default (one invocation per element of its first "
+            f"writable buffer {basis.decl.name!r}, {basis.count} elements) would not cover the larger input "
+            f"buffer(s) {listed}: vyre cannot tell whether the inputs or the outputs drive the work",
+            fix=fix)
+    return grid_for_count(program, basis.count)
 
 
 def _check_binding_size(decl: BufferDecl, nbytes: int, max_storage_bytes: int | None) -> None:
@@ -285,20 +325,16 @@ def _check_binding_size(decl: BufferDecl, nbytes: int, max_storage_bytes: int | 
 
 
 def _finish_plan(program: Program, plans: list[BufferPlan], config: DispatchConfig) -> DispatchPlan:
-    """The plan with its logical grid: the configured one, else one invocation per element of the
-    first writable buffer."""
-    if config.grid is not None:
-        grid = tuple(int(g) for g in config.grid)
-    else:
-        basis = next((p.count for p in plans if p.is_output), plans[0].count if plans else 1)
-        grid = default_grid(program, basis)
-    return DispatchPlan(program=program, buffers=plans, grid=grid)  # type: ignore[arg-type]
+    """The plan with its logical grid: the configured one, else :func:`default_grid`."""
+    grid = config.grid if config.grid is not None else default_grid(program, plans)
+    return DispatchPlan(program=program, buffers=plans, grid=grid)
 
 
 class _Layout:
     """What planning needs of a program that does not depend on the inputs (computed once per program)."""
 
-    __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input")
+    __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input", "grid_from",
+                 "multi_dim")
 
     def __init__(self, program: Program):
         self.program = program
@@ -310,6 +346,22 @@ class _Layout:
         # per buffer in binding order: (decl, index, readable, element bytes, storage-size checked?)
         self.specs = [(d, k, d.access.readable, d.dtype.element_nbytes, d.access is not Access.UNIFORM)
                       for k, d in enumerate(self.decls)]
+        # default grid (see default_grid): the binding-order index of grid_from, and the first y/z grid
+        # built-in the program reads (as text, for the error), None when it reads none
+        self.grid_from = next((k for k, d in enumerate(self.decls) if d.name == program.grid_from), None)
+        self.multi_dim = _multi_dim_builtin(program)
+
+
+_GRID_SHAPED = frozenset({BuiltinName.GLOBAL_ID, BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS})
+
+
+def _multi_dim_builtin(program: Program) -> str | None:
+    """The first of ``global_id``, ``workgroup_id``, ``num_workgroups`` along y or z the program reads
+    (``"global_id(1)"``), or None: such a program's grid has a shape the default grid cannot guess."""
+    for e in iter_exprs(program.body):
+        if type(e) is Builtin and e.name in _GRID_SHAPED and e.axis in (1, 2):
+            return f"{e.name.value}({e.axis})"
+    return None
 
 
 _LAYOUTS: dict[int, tuple[Program, _Layout]] = {}
@@ -486,5 +538,6 @@ __all__ = [
     "as_u8", "check_outs", "check_uniform_sizes", "check_resident_bindings",
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
+    "grid_for_count",
     "plan_resident",
 ]

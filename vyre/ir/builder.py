@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from enum import Enum
+from typing import TypeVar
 
 import numpy as np
 
@@ -53,16 +55,58 @@ from .program import Program
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
-from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, python_index
+from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, parse_dtype, python_index
 
 
 def _dt(d: DTypeLike, program: str = "<builder>") -> DataType:
+    """``d`` as a DataType: the builder's one dtype check (see :func:`vyre.ir.values.parse_dtype`)."""
+    return parse_dtype(d, program)
+
+
+def _bad_arg(program: str, what: str, value: object, expected: str, fix: str) -> ValidationError:
+    """The builder's error for a bad argument (wrong type or value) of one of its methods."""
+    issue = ValidationIssue("type", what, repr(value)[:80],
+                            f"{what} must be {expected}, got {type(value).__name__} {value!r:.80}", fix)
+    return ValidationError(program, [issue])
+
+
+def _int_arg(program: str, what: str, value: object, fix: str, *, optional: bool = False) -> int | None:
+    """``value`` as a Python int (None passes when ``optional``); a bool, float or str is a ValidationError."""
+    if value is None and optional:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    raise _bad_arg(program, what, value, "an int" + (" or None" if optional else ""), fix)
+
+
+def _name_arg(program: str, what: str, value: object, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        return value
+    raise _bad_arg(program, what, value, "a str" + (" or None" if optional else ""),
+                   "give a name such as 'x' (a valid WGSL identifier)")
+
+
+def _workgroup_size(program: str, ws: object) -> tuple[int, int, int]:
+    dims = ws if isinstance(ws, (tuple, list)) else (ws,)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
+                                          for d in dims):
+        raise _bad_arg(program, "workgroup_size", ws, "an int or a tuple of 1 to 3 ints",
+                       "e.g. workgroup_size=64 or workgroup_size=(8, 8)")
+    x, y, z = (int(d) for d in tuple(dims) + (1,) * (3 - len(dims)))
+    return (x, y, z)
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def _enum_arg(program: str, what: str, enum: type[E], value: object) -> E:
     try:
-        return DataType.parse(d)
-    except ValueError as exc:
-        issue = ValidationIssue("type", "dtype", repr(d), str(exc),
-                                "name a vyre type (e.g. 'f32', 'vec4<f32>') or a numpy dtype such as np.float32")
-        raise ValidationError(program, [issue]) from None
+        return enum(value)
+    except (ValueError, TypeError):
+        choices = ", ".join(repr(m.value) for m in enum)
+        raise _bad_arg(program, what, value, f"one of {choices}", f"use one of {choices}") from None
 
 
 _NUMPY_SCALARS = {
@@ -81,9 +125,16 @@ def _numpy_scalar_dtype(v: object) -> DataType | None:
 class ProgramBuilder:
     """Collects declarations and statements, then :meth:`build` returns a validated Program."""
 
-    def __init__(self, name: str, workgroup_size: int | tuple[int, ...] = 64):
-        self.name = name
-        self.workgroup_size = workgroup_size
+    def __init__(self, name: str, workgroup_size: int | tuple[int, ...] = 64, *,
+                 grid_from: str | BufRef | None = None):
+        """``grid_from`` names the buffer (or is the :class:`BufRef`) whose element count drives the default
+        grid: one invocation per element (see :class:`vyre.ir.program.Program`); it may also be set later
+        with :meth:`set_grid_from`."""
+        self.name = _name_arg("<builder>", "program name", name) or ""
+        self.workgroup_size = _workgroup_size(self.name, workgroup_size)
+        self.grid_from: str | None = None
+        if grid_from is not None:
+            self.set_grid_from(grid_from)
         self._buffers: list[BufferDecl] = []
         self._workgroup: list[WorkgroupDecl] = []
         self._blocks: list[list[Stmt]] = [[]]
@@ -91,29 +142,48 @@ class ProgramBuilder:
         self._counter = 0
 
     # ---- declarations ----
+    def set_grid_from(self, buffer: str | BufRef) -> None:
+        """Let ``buffer`` (its name or :class:`BufRef`) drive the default grid: one invocation per element."""
+        name = buffer.name if isinstance(buffer, BufRef) else buffer
+        self.grid_from = _name_arg(self.name, "grid_from", name)
+
     def buffer(self, name: str, dtype: DTypeLike, access: str | Access = "read", *, count: int | None = None,
                binding: int | None = None) -> BufRef:
         """Declare a buffer. Bindings default to declaration order (0, 1, 2, ...)."""
+        name = _name_arg(self.name, "buffer name", name) or ""
+        count = _int_arg(self.name, "buffer count", count, "give count as an int >= 1, or None for a buffer sized "
+                         "at dispatch", optional=True)
+        binding = _int_arg(self.name, "binding", binding, "give binding as an int >= 0, or omit it",
+                           optional=True)
         if binding is None:
             binding = max((b.binding for b in self._buffers), default=-1) + 1
-        decl = BufferDecl(name=name, binding=binding, dtype=_dt(dtype, self.name), access=Access(access), count=count)
+        decl = BufferDecl(name=name, binding=binding, dtype=_dt(dtype, self.name),
+                          access=_enum_arg(self.name, "access", Access, access), count=count)
         self._buffers.append(decl)
         self._env.buffers[name] = decl
         return BufRef(self, name, decl.dtype)
 
     def workgroup_array(self, name: str, dtype: DTypeLike, count: int) -> BufRef:
         """Declare a ``var<workgroup>`` array of ``count`` elements shared by a workgroup."""
-        decl = WorkgroupDecl(name=name, dtype=_dt(dtype, self.name), count=count)
+        name = _name_arg(self.name, "workgroup array name", name) or ""
+        n = _int_arg(self.name, "workgroup array count", count, "give count as an int >= 1")
+        assert n is not None  # not optional
+        decl = WorkgroupDecl(name=name, dtype=_dt(dtype, self.name), count=n)
         self._workgroup.append(decl)
         self._env.workgroup[name] = decl
         return BufRef(self, name, decl.dtype)
 
     # ---- built-ins ----
-    def global_id(self, axis: int = 0) -> Val: return Val(self, Builtin(name=BuiltinName.GLOBAL_ID, axis=axis))
-    def local_id(self, axis: int = 0) -> Val: return Val(self, Builtin(name=BuiltinName.LOCAL_ID, axis=axis))
-    def workgroup_id(self, axis: int = 0) -> Val: return Val(self, Builtin(name=BuiltinName.WORKGROUP_ID, axis=axis))
-    def num_workgroups(self, axis: int = 0) -> Val:
-        return Val(self, Builtin(name=BuiltinName.NUM_WORKGROUPS, axis=axis))
+    def _axis_builtin(self, name: BuiltinName, axis: int) -> Val:
+        a = _int_arg(self.name, f"{name.value} axis", axis, "use axis 0 (x), 1 (y) or 2 (z)")
+        if a not in (0, 1, 2):
+            raise _bad_arg(self.name, f"{name.value} axis", axis, "0, 1 or 2", "use axis 0 (x), 1 (y) or 2 (z)")
+        return Val(self, Builtin(name=name, axis=a))
+
+    def global_id(self, axis: int = 0) -> Val: return self._axis_builtin(BuiltinName.GLOBAL_ID, axis)
+    def local_id(self, axis: int = 0) -> Val: return self._axis_builtin(BuiltinName.LOCAL_ID, axis)
+    def workgroup_id(self, axis: int = 0) -> Val: return self._axis_builtin(BuiltinName.WORKGROUP_ID, axis)
+    def num_workgroups(self, axis: int = 0) -> Val: return self._axis_builtin(BuiltinName.NUM_WORKGROUPS, axis)
     def global_index(self) -> Val: return Val(self, Builtin(name=BuiltinName.GLOBAL_INDEX))
     def local_index(self) -> Val: return Val(self, Builtin(name=BuiltinName.LOCAL_INDEX))
 
@@ -257,7 +327,7 @@ class ProgramBuilder:
             raise SyntaxError("build() called inside an open if_/for_range/while_ block")
         program = Program(
             name=self.name, buffers=list(self._buffers), workgroup=list(self._workgroup),
-            workgroup_size=self.workgroup_size, body=list(self._blocks[0]),
+            workgroup_size=self.workgroup_size, body=list(self._blocks[0]), grid_from=self.grid_from,
         )
         if validate:
             _validate(program)

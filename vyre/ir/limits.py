@@ -23,6 +23,8 @@ class Limits(BaseModel):
     max_compute_workgroup_size_z: int = 64
     max_compute_workgroup_storage_size: int = 16384
     max_uniform_buffer_binding_size: int = 65536
+    #: a buffer's binding number must be below this (WebGPU's maxBindingsPerBindGroup)
+    max_bindings_per_bind_group: int = 1000
 
     @classmethod
     def of(cls, limits: object) -> Limits:

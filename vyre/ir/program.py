@@ -21,11 +21,21 @@ from .types import pad3
 
 
 class Program(Node):
+    """A compute kernel: buffers, workgroup arrays, workgroup size and statements.
+
+    ``grid_from`` optionally names the buffer that drives the default grid: a dispatch
+    without an explicit grid then runs one invocation per element of that buffer
+    (``global_index`` covers ``[0, count)``). Without it, the default grid is one invocation
+    per element of the first writable buffer, and only where that cannot silently cover
+    part of the work (see :class:`vyre.DispatchConfig`).
+    """
+
     name: str
     buffers: list[BufferDecl] = Field(default_factory=list)
     workgroup: list[WorkgroupDecl] = Field(default_factory=list)
     workgroup_size: tuple[int, int, int] = (64, 1, 1)
     body: list[Stmt] = Field(default_factory=list)
+    grid_from: str | None = None
 
     @field_validator("workgroup_size", mode="before")
     @classmethod

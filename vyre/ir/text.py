@@ -218,7 +218,8 @@ class _Lines(Visitor[None], covers=STMT_TYPES):
 
 def program_to_text(p: Program) -> str:
     x, y, z = p.workgroup_size
-    out = [f"program {p.name} @workgroup_size({x}, {y}, {z}) {{"]
+    grid_from = f" @grid_from({p.grid_from})" if p.grid_from is not None else ""
+    out = [f"program {p.name} @workgroup_size({x}, {y}, {z}){grid_from} {{"]
     for b in p.sorted_buffers:
         out.append("    " + decl_text(b))
     for w in p.workgroup:

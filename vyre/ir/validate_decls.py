@@ -55,7 +55,27 @@ class DeclChecker:
         self.workgroup_size()
         self.buffers()
         self.workgroup_arrays()
+        self.grid_from()
         return self.names
+
+    def grid_from(self) -> None:
+        name = self.p.grid_from
+        if name is None:
+            return
+        node = f"@grid_from({name})"
+        buffers = {b.name: b for b in self.p.buffers}
+        storage = [b.name for b in self.p.sorted_buffers if b.access is not Access.UNIFORM]
+        choices = ", ".join(map(repr, storage)) or "none"
+        b = buffers.get(name)
+        if b is None:
+            self.add("grid-from", "grid_from", node,
+                     f"grid_from names {name!r}, which is not a buffer of the program",
+                     f"name one of the program's storage buffers ({choices}), or leave grid_from unset")
+        elif b.access is Access.UNIFORM:
+            self.add("grid-from", "grid_from", node,
+                     f"grid_from names uniform buffer {name!r}; the grid follows the element count of a storage "
+                     "buffer (a uniform buffer holds parameters, not the work)",
+                     f"name one of the program's storage buffers ({choices}), or leave grid_from unset")
 
     def workgroup_size(self) -> None:
         ws = tuple(self.p.workgroup_size)
@@ -86,12 +106,18 @@ class DeclChecker:
 
     def buffers(self) -> None:
         bindings: dict[int, int] = {}  # binding -> index of the first buffer using it
+        max_binding = self.limits.max_bindings_per_bind_group
         for i, b in enumerate(self.p.buffers):
             path = f"buffers[{i}]"
             self.decl_name(b.name, path, b, "buffer")
             if b.binding < 0:
                 self.add("binding", path, b, f"buffer {b.name!r} has binding {b.binding}; bindings must be >= 0",
                          "use binding numbers 0, 1, 2, ... (or let the builder number them)")
+            elif b.binding >= max_binding:
+                self.add("binding", path, b,
+                         f"buffer {b.name!r} has binding {b.binding}, over this adapter's limit: bindings must be "
+                         f"below {max_binding} (max_bindings_per_bind_group)",
+                         f"use binding numbers 0, 1, 2, ... below {max_binding} (or let the builder number them)")
             elif b.binding in bindings:
                 j = bindings[b.binding]
                 self.add("duplicate-binding", path, b,

@@ -39,6 +39,17 @@ Operand: TypeAlias = "Val | bool | int | float | np.generic"
 Index: TypeAlias = "Val | int | np.integer"
 
 
+def parse_dtype(d: object, program: str = "<builder>") -> DataType:
+    """``d`` as a DataType (:meth:`DataType.parse`), or a ValidationError naming the bad type: the one dtype
+    check of the builder (buffers, workgroup arrays, literals, vectors, variables, casts and bitcasts)."""
+    try:
+        return DataType.parse(d)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:
+        issue = ValidationIssue("type", "dtype", repr(d), str(exc),
+                                "name a vyre type (e.g. 'f32', 'vec4<f32>') or a numpy dtype such as np.float32")
+        raise ValidationError(program, [issue]) from None
+
+
 def python_index(program: str, value: object, what: str) -> int:
     """``value`` as a Python int, or a ValidationError: only integers index (``x[1.5]`` is not ``x[1]``)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
@@ -149,10 +160,10 @@ class Val:
 
     # ---- conversions ----
     def cast(self, dtype: DTypeLike) -> Val:
-        return Val(self.b, Cast(dtype=DataType.parse(dtype), arg=self.node))
+        return Val(self.b, Cast(dtype=parse_dtype(dtype, self.b.name), arg=self.node))
 
     def bitcast(self, dtype: DTypeLike) -> Val:
-        return Val(self.b, Bitcast(dtype=DataType.parse(dtype), arg=self.node))
+        return Val(self.b, Bitcast(dtype=parse_dtype(dtype, self.b.name), arg=self.node))
 
     # ---- vectors ----
     def __getitem__(self, lane: int) -> Val:
@@ -305,4 +316,4 @@ class BufRef:
         return self._atomic(AtomicOp.COMPARE_EXCHANGE, i, v, expected, discard=discard)
 
 
-__all__ = ["Val", "MutVar", "BufRef", "Operand", "Index", "DTypeLike"]
+__all__ = ["Val", "MutVar", "BufRef", "Operand", "Index", "DTypeLike", "parse_dtype", "python_index"]

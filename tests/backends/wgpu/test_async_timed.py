@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vyre.backends.config import DispatchConfig
 from vyre.errors import DispatchError
 from vyre.ir.builder import ProgramBuilder
 
@@ -92,15 +93,12 @@ def test_async_bad_inputs_raise_at_once(gpu):
         gpu.dispatch_async(SPIN_PROGRAM, [np.arange(4, dtype=U32)])
 
 
-def test_async_zero_workgroups_is_done_at_once(gpu):
-    from vyre.backends.config import DispatchConfig
-
+def test_async_and_timed_zero_grid_is_a_dispatch_error(gpu):
     x = np.arange(10, dtype=U32)
-    p = gpu.dispatch_async(SPIN_PROGRAM, [x, U32([5])], DispatchConfig(grid=0))
-    assert p.done()
-    x_out, steps = p.wait()
-    np.testing.assert_array_equal(x_out, x)
-    assert not steps.any()
+    with pytest.raises(DispatchError, match="dimension of 0"):
+        gpu.dispatch_async(SPIN_PROGRAM, [x, U32([5])], DispatchConfig(grid=0))
+    with pytest.raises(DispatchError, match="dimension of 0"):
+        gpu.dispatch_timed(SPIN_PROGRAM, [x, U32([5])], (3, 0))
 
 
 def test_dispatch_timed_uses_timestamps(gpu):

@@ -244,7 +244,9 @@ def test_uniform_handle_and_counts(gpu, handles):
     hk, hx, ho = handles(16), handles(4096), handles(4096)
     x = np.arange(1024, dtype=U32)
     gpu.upload_resident_many([(hk, np.array([7, 0, 0, 0], U32)), (hx, x)])
-    gpu.dispatch_resident(ADD_K, [hk, hx, ho], DispatchConfig(counts={"out": 100}))
+    with pytest.raises(DispatchError, match="cannot tell whether the inputs or the outputs"):
+        gpu.dispatch_resident(ADD_K, [hk, hx, ho], DispatchConfig(counts={"out": 100}))  # x holds 1024
+    gpu.dispatch_resident(ADD_K, [hk, hx, ho], DispatchConfig(counts={"out": 100, "x": 100}))
     out = gpu.download_resident(ho).view(U32)
     np.testing.assert_array_equal(out[:100], x[:100] + 7)
     assert not out[100:].any(), "only counts['out'] elements are written"

@@ -439,15 +439,18 @@ def test_grid_fold_70000_workgroups(any_backend):
     np.testing.assert_array_equal(o, np.arange(n, dtype=np.uint32))
 
 
-def test_zero_workgroups_skips_gpu(any_backend, monkeypatch):
+def test_zero_grid_is_a_dispatch_error(any_backend, monkeypatch):
+    # a zero grid used to run nothing and return the inputs as outputs (issue 9)
     p = saxpy_program()
     ins = saxpy_inputs(10)
     any_backend.dispatch(p, ins)  # compile first
     submits = any_backend.stats().get("dispatches", 0)
-    (y,) = any_backend.dispatch(p, ins, DispatchConfig(grid=(0, 1, 1)))
-    np.testing.assert_array_equal(y, ins[2])
-    (o,) = any_backend.dispatch(iota_program(), [], DispatchConfig(counts={"out": 5}, grid=(0, 1, 1)))
-    np.testing.assert_array_equal(o, np.zeros(5, np.uint32))
+    for grid in ((0, 1, 1), 0, (4, 0), (1, 1, 0)):
+        with pytest.raises(DispatchError, match="dimension of 0") as info:
+            any_backend.dispatch(p, ins, DispatchConfig(grid=grid) if grid != 0 else grid)
+        assert "Fix:" in str(info.value)
+    with pytest.raises(DispatchError, match="dimension of 0"):
+        any_backend.dispatch(iota_program(), [], DispatchConfig(counts={"out": 5}, grid=(0, 1, 1)))
     assert any_backend.stats().get("dispatches", 0) == submits
 
 

@@ -157,9 +157,9 @@ def build(nbytes: int, chunk: int = 64):
 
 def build_rows(rows: int, length: int):
     rows, length = int(rows), int(length)
-    b = ProgramBuilder("crc32_rows", WG)
+    b = ProgramBuilder("crc32_rows", WG, grid_from="hash")  # one invocation per row
     data = b.buffer("data", "u32")
-    out = b.buffer("hash", "u32", access="write", count=rows)
+    out = b.buffer("hash", "u32", access="write")  # runtime-sized: rows may be 0 (no declared count of 0)
     table = _table(b)
     i = b.global_index()
     with b.if_(i < rows):
@@ -167,7 +167,7 @@ def build_rows(rows: int, length: int):
         start = b.let(i * length, "start")
         fold(b, data, start, start + length, _step(table, crc), aligned=length % 4 == 0)
         out[i] = ~crc
-    return single(b.build(), input_counts={"data": words(rows * length)})
+    return single(b.build(), input_counts={"data": words(rows * length)}, counts={"hash": rows})
 
 
 # ----------------------------------------------------------------------------- reference, witnesses
@@ -192,7 +192,8 @@ def witnesses():
 
 def witnesses_rows():
     out = [Witness("check", {"rows": 1, "length": 9}, (np.frombuffer(b"123456789", np.uint8).reshape(1, 9).copy(),))]
-    for name, rows, length, seed in [("aligned", 1000, 64, 6), ("unaligned", 513, 37, 7), ("empty-rows", 2, 0, 8)]:
+    for name, rows, length, seed in [("aligned", 1000, 64, 6), ("unaligned", 513, 37, 7), ("empty-rows", 2, 0, 8),
+                                    ("no-rows", 0, 8, 9)]:
         data = sample(seed, rows * length).reshape(rows, length)
         out.append(Witness(name, {"rows": rows, "length": length}, (data,)))
     return out

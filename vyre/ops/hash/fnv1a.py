@@ -40,16 +40,16 @@ def build(nbytes: int):
 
 def build_rows(rows: int, length: int):
     rows, length = int(rows), int(length)
-    b = ProgramBuilder("hash_fnv1a32_rows", WG_ROWS)
+    b = ProgramBuilder("hash_fnv1a32_rows", WG_ROWS, grid_from="hash")  # one invocation per row
     data = b.buffer("data", "u32")
-    out = b.buffer("hash", "u32", access="write", count=rows)
+    out = b.buffer("hash", "u32", access="write")  # runtime-sized: rows may be 0 (no declared count of 0)
     i = b.global_index()
     with b.if_(i < rows):
         h = b.var("u32", OFFSET, "h")
         start = b.let(i * length, "start")
         fold(b, data, start, start + length, _step(h), aligned=length % 4 == 0)
         out[i] = h
-    return single(b.build(), input_counts={"data": words(rows * length)})
+    return single(b.build(), input_counts={"data": words(rows * length)}, counts={"hash": rows})
 
 
 def _fnv(rows: np.ndarray) -> np.ndarray:
@@ -82,7 +82,8 @@ def witnesses():
 def witnesses_rows():
     out = []
     for name, rows, length, seed in [("size1", 1, 1, 4), ("aligned", 1000, 16, 5), ("unaligned", 777, 13, 6),
-                                     ("empty-rows", 3, 0, 7), ("wide", 300, 64, 8)]:
+                                     ("empty-rows", 3, 0, 7), ("wide", 300, 64, 8),
+                                     ("no-rows", 0, 8, 9)]:
         data = sample(seed, rows * length).reshape(rows, length)
         out.append(Witness(name, {"rows": rows, "length": length}, (data,)))
     return out
