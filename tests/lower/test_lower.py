@@ -1138,3 +1138,26 @@ def test_lowering_errors_have_fixes():
 def test_lower_rejects_non_programs():
     with pytest.raises(LoweringError):
         lower("not a program")  # type: ignore[arg-type]
+
+
+def test_operations_on_constants_run_at_run_time(gpu, reference):
+    """WGSL evaluates operations on constants at shader creation and refuses a zero integer divisor or
+    a non-finite result there; vyre gives them their run-time meaning (x / 0 = x, x % 0 = 0, inf)."""
+    from vyre.backends.float_model import check_under_model
+
+    b = ProgramBuilder("constants", 64)
+    x = b.buffer("x", "u32")
+    o = b.buffer("o", "u32", access="write")
+    f = b.buffer("f", "f32", access="write")
+    i = b.global_index()
+    with b.if_(i < o.len()):
+        o[i] = x[i] / b.lit(0, "u32") + x[i] % b.lit(0, "u32") + b.lit(7, "u32") / b.lit(0, "u32")
+        f[i] = b.lit(1e30) * b.lit(1e30) + b.lit(3.0) / b.lit(0.0) + (b.lit(2.0) % b.lit(0.75)) + b.lit(-1.0).sqrt()
+    program = b.build()
+    wgsl = lower(program).wgsl
+    assert "_rt_u32(0u)" in wgsl
+    inputs = [np.arange(5, dtype=np.uint32)]
+    got = gpu.dispatch(program, inputs, (1,))
+    np.testing.assert_array_equal(got[0], reference.dispatch(program, inputs, (1,))[0])
+    np.testing.assert_array_equal(got[0], np.arange(5, dtype=np.uint32) + 7)
+    assert check_under_model(program, inputs, got, (1,)).ok

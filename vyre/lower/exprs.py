@@ -29,7 +29,7 @@ from ..ir.nodes import (
     Var,
     VecNew,
 )
-from ..ir.traverse import Visitor
+from ..ir.traverse import Visitor, expr_children
 from ..ir.types import DataType
 from .layout import AXES, bare, is_atom, tag, uniform_layout
 from .literals import literal
@@ -113,6 +113,17 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         self.st.builtins.update(("wgid", "gid"))
         return f"_gid.{axis}"
 
+    def runtime(self, e: Expr, text: str) -> str:
+        """``text`` (the WGSL of ``e``) made a runtime value when ``e`` is a constant expression (see
+        templates/runtime.wgsl.j2). The passes already bind the left operand of an operation on
+        constants to a let; an integer divisor must not be a constant either (a zero one is a
+        WGSL shader-creation error)."""
+        if not is_const(e):
+            return text
+        t = self.st.type(e)
+        fn = self.st.helper(f"_rt_{tag(t)}", "runtime_value", template="runtime.wgsl.j2", dtype=t.value)
+        return f"{fn}({text})"
+
     def visit_Unary(self, e: Unary) -> str:
         a = self.visit(e.arg)
         if e.op is UnOp.NEG:
@@ -123,6 +134,8 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
 
     def visit_Binary(self, e: Binary) -> str:
         lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
+        if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).is_int:
+            rhs = self.runtime(e.rhs, rhs)  # a constant zero divisor is a WGSL shader-creation error
         if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).scalar is DataType.I32:
             return self.signed_divrem(e, lhs, rhs)
         if e.op is BinOp.REM and self.st.type(e).is_float:
@@ -153,7 +166,7 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
             lhs = f"{t.value}({lhs})"
         if self.st.type(e.rhs) != t:
             rhs = f"{t.value}({rhs})"
-        base = self.st.helper("_rem_f32", "float_rem", template="float_rem.wgsl.j2", fmax="3.40282347e38f")
+        base = self.st.helper("_rem_f32", "float_rem", template="float_rem.wgsl.j2", fmax="0x1.fffffep+127f")
         if t is DataType.F32:
             return f"{base}({lhs}, {rhs})"
         fn = self.st.helper(f"_rem_{tag(t)}", "float_rem_cast", template="float_rem.wgsl.j2", dtype=t.value,
@@ -226,4 +239,15 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
                   "bind the atomic to a let (the builder does this)", e)
 
 
-__all__ = ["ExprRenderer", "ATOMIC_FN"]
+#: Expressions that are WGSL const-expressions when all their operands are.
+_CONST_OPS = (Unary, Binary, Cast, Bitcast, Fma, Select, VecNew, Extract)
+
+
+def is_const(e: Expr) -> bool:
+    """Whether ``e`` lowers to a WGSL const-expression (literals and operations on them only)."""
+    if isinstance(e, Lit):
+        return True
+    return isinstance(e, _CONST_OPS) and all(is_const(c) for c in expr_children(e))
+
+
+__all__ = ["ExprRenderer", "ATOMIC_FN", "is_const"]
