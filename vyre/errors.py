@@ -77,6 +77,14 @@ class ValidationError(VyreError):
         return [i.rule for i in self.issues]
 
 
+class BuilderError(ValidationError, TypeError):
+    """The builder (:class:`vyre.ProgramBuilder` and its values) was given a bad argument (a wrong type,
+    a float where an int is needed, an unknown name) or used out of order (``else_`` without ``if_``).
+    A ValidationError with one issue; also a TypeError, which such misuse raised before."""
+
+    code = "VYRE-E101"
+
+
 class LoweringError(VyreError):
     code = "VYRE-E200"
 
@@ -109,6 +117,7 @@ __all__ = [
     "VyreError",
     "ValidationIssue",
     "ValidationError",
+    "BuilderError",
     "LoweringError",
     "BackendError",
     "NoAdapterError",

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from vyre.errors import ValidationError
+from vyre.errors import BuilderError, ValidationError
 from vyre.ir import (
     Assign,
     Atomic,
@@ -347,19 +347,19 @@ def test_bool_of_a_value_raises(b):
 
 
 def test_else_without_if_raises(b):
-    with pytest.raises(SyntaxError, match="else_"):
+    with pytest.raises(BuilderError, match="else_"):
         with b.else_():
             pass
     y = b.buffer("y", "u32", access="read_write")
     y[0] = 1
-    with pytest.raises(SyntaxError):
+    with pytest.raises(BuilderError):
         with b.else_():
             pass
     with b.if_(True):
         pass
     with b.else_():
         y[0] = 2
-    with pytest.raises(SyntaxError):  # a second else
+    with pytest.raises(BuilderError):  # a second else
         with b.else_():
             pass
 
@@ -380,7 +380,7 @@ def test_other_misuse(b):
 
 def test_build_inside_open_block_raises(b):
     with b.if_(True):
-        with pytest.raises(SyntaxError, match="open"):
+        with pytest.raises(BuilderError, match="open"):
             b.build()
 
 

@@ -448,6 +448,32 @@ def test_rule_binding_negative():
     assert_issue(only(prog(buffers=[out_buf(binding=-1)])), "binding", "buffers[0]", "-1")
 
 
+def test_rule_binding_over_the_bindings_per_group_limit():
+    """A binding past maxBindingsPerBindGroup (1000 in portable WebGPU) used to pass validation and
+    fail in the GPU's bind group layout as "a vyre lowering bug" (issue 9)."""
+    assert check(prog(buffers=[out_buf(binding=999)])) == []
+    issue = only(prog(buffers=[out_buf(binding=1000)]))
+    assert_issue(issue, "binding", "buffers[0]", "binding 1000", "below 1000", "max_bindings_per_bind_group")
+    assert "below 1000" in issue.fix
+    issue = only(prog(buffers=[out_buf(binding=8)]), {"max-bindings-per-bind-group": 8})  # an adapter's own limit
+    assert_issue(issue, "binding", "buffers[0]", "below 8")
+    assert check(prog(buffers=[out_buf(binding=1020)]), {"maxBindingsPerBindGroup": 1024}) == []
+
+
+def test_rule_buffer_limit():
+    """More buffers than the per-stage limits used to fail in the GPU's layout creation (issue 9)."""
+    lim = {"max-storage-buffers-per-shader-stage": 8, "max-uniform-buffers-per-shader-stage": 12}
+    storage = [out_buf(name=f"s{k}", binding=k) for k in range(9)]
+    issue = only(prog(buffers=storage), lim)
+    assert_issue(issue, "buffer-limit", "buffers", "9 storage buffers", "max_storage_buffers_per_shader_stage")
+    assert check(prog(buffers=storage[:8]), lim) == []
+    assert check(prog(buffers=storage)) == []  # not checked without the adapter's limits
+    uniform = [out_buf(name=f"u{k}", binding=k, access="uniform", count=1) for k in range(12)]
+    issue = only(prog(buffers=[*uniform, out_buf(name="y", binding=20)]), lim)
+    assert_issue(issue, "buffer-limit", "buffers", "12 uniform buffers", "at most 11")
+    assert check(prog(buffers=[*uniform[:11], out_buf(name="y", binding=20)]), lim) == []
+
+
 def test_rule_duplicate_name():
     p = prog(buffers=[out_buf(name="a", binding=0), out_buf(name="a", binding=1)],
              workgroup=[WorkgroupDecl(name="a", dtype="u32", count=4)])

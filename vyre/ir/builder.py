@@ -27,7 +27,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..errors import ValidationError, ValidationIssue
+from ..errors import ValidationError
 from .decls import BufferDecl, WorkgroupDecl
 from .nodes import (
     Barrier,
@@ -55,7 +55,7 @@ from .program import Program
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
-from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, parse_dtype, python_index
+from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, misuse, parse_dtype, python_index
 
 
 def _dt(d: DTypeLike, program: str = "<builder>") -> DataType:
@@ -65,9 +65,7 @@ def _dt(d: DTypeLike, program: str = "<builder>") -> DataType:
 
 def _bad_arg(program: str, what: str, value: object, expected: str, fix: str) -> ValidationError:
     """The builder's error for a bad argument (wrong type or value) of one of its methods."""
-    issue = ValidationIssue("type", what, repr(value)[:80],
-                            f"{what} must be {expected}, got {type(value).__name__} {value!r:.80}", fix)
-    return ValidationError(program, [issue])
+    return misuse(program, what, f"{what} must be {expected}, got {type(value).__name__} {value!r:.80}", fix, value)
 
 
 def _int_arg(program: str, what: str, value: object, fix: str, *, optional: bool = False) -> int | None:
@@ -190,6 +188,11 @@ class ProgramBuilder:
     # ---- expressions ----
     def lit(self, value: bool | int | float | np.generic, dtype: DTypeLike | None = None) -> Val:
         """A typed literal. Without dtype: bool→bool, int→u32 (i32 if negative), float→f32."""
+        if not isinstance(value, (bool, int, float, np.generic)) or (
+                isinstance(value, np.generic) and _numpy_scalar_dtype(value) is None
+                and not isinstance(value, (np.integer, np.floating, np.bool_))):
+            raise _bad_arg(self.name, "literal", value, "a Python or numpy bool, int or float",
+                           "e.g. b.lit(1.5) or b.lit(3, 'u32')")
         if dtype is None:
             dtype = _numpy_scalar_dtype(value)
             if dtype is None:
@@ -237,7 +240,7 @@ class ProgramBuilder:
     def let(self, value: Operand, name: str | None = None) -> Val:
         """Bind an immutable name to a value; returns the name as a value."""
         v = self._coerce(value)
-        name = name or self._fresh("t")
+        name = _name_arg(self.name, "let name", name, optional=True) or self._fresh("t")
         dtype = self.type_of(v.node)
         self._emit(Let(name=name, value=v.node))
         if dtype is not None:
@@ -247,7 +250,7 @@ class ProgramBuilder:
     def var(self, dtype: DTypeLike, init: Operand | None = None, name: str | None = None) -> MutVar:
         """Declare a mutable variable (zero-initialised without ``init``)."""
         d = _dt(dtype, self.name)
-        name = name or self._fresh("v")
+        name = _name_arg(self.name, "var name", name, optional=True) or self._fresh("v")
         value = None if init is None else self._coerce(init, dtype=d).node
         self._emit(VarDecl(name=name, dtype=d, value=value))
         self._env.declare(name, d, True)
@@ -265,7 +268,7 @@ class ProgramBuilder:
 
     def barrier(self, scope: str = "workgroup") -> None:
         """``workgroupBarrier()`` (or ``storageBarrier()`` with scope="storage")."""
-        self._emit(Barrier(scope=BarrierScope(scope)))
+        self._emit(Barrier(scope=_enum_arg(self.name, "barrier scope", BarrierScope, scope)))
 
     def break_(self) -> None: self._emit(Break())
     def continue_(self) -> None: self._emit(Continue())
@@ -286,7 +289,9 @@ class ProgramBuilder:
         """The else branch of the ``if_`` written just before it."""
         block = self._blocks[-1]
         if not block or not isinstance(block[-1], If) or block[-1].otherwise:
-            raise SyntaxError("b.else_() must directly follow a `with b.if_(...)` block")
+            raise misuse(self.name, "else_", "b.else_() must directly follow a `with b.if_(...)` block "
+                         "(one else per if)", "write `with b.else_():` right after the `with b.if_(...):` block",
+                         rule="control-flow")
         body = self._open()
         try:
             yield
@@ -300,7 +305,9 @@ class ProgramBuilder:
         like = next((v for v in (start, end) if isinstance(v, Val)), None)
         s = self._coerce(start, like=like)
         e = self._coerce(end, like=s)
-        name = name or self._fresh("k")
+        step_n = _int_arg(self.name, "for_range step", step, "give the step as a non-zero int, e.g. step=2")
+        assert step_n is not None  # not optional
+        name = _name_arg(self.name, "for_range name", name, optional=True) or self._fresh("k")
         body = self._open()
         dtype = self.type_of(s.node)
         if dtype is not None:
@@ -309,7 +316,7 @@ class ProgramBuilder:
             yield Val(self, Var(name=name))
         finally:
             self._close()
-        self._emit(For(var=name, start=s.node, end=e.node, step=int(step), body=body))
+        self._emit(For(var=name, start=s.node, end=e.node, step=step_n, body=body))
 
     @contextlib.contextmanager
     def while_(self, cond: Operand) -> Iterator[None]:
@@ -324,7 +331,8 @@ class ProgramBuilder:
     # ---- result ----
     def build(self, validate: bool = True) -> Program:
         if len(self._blocks) != 1:
-            raise SyntaxError("build() called inside an open if_/for_range/while_ block")
+            raise misuse(self.name, "build", "build() called inside an open if_/for_range/while_ block",
+                         "call b.build() after every `with` block of the builder has closed", rule="control-flow")
         program = Program(
             name=self.name, buffers=list(self._buffers), workgroup=list(self._workgroup),
             workgroup_size=self.workgroup_size, body=list(self._blocks[0]), grid_from=self.grid_from,
@@ -373,7 +381,8 @@ class ProgramBuilder:
         if isinstance(value, Val):
             return value
         if isinstance(value, BufRef):
-            raise TypeError(f"buffer {value.name!r} used as a value: index it, e.g. {value.name}[i]")
+            raise misuse(self.name, "operand", f"buffer {value.name!r} used as a value",
+                         f"index it, e.g. {value.name}[i] (or {value.name}.len() for its element count)", value.name)
         if shift:
             dtype = DataType.U32
         if dtype is None and like is not None:
@@ -383,7 +392,8 @@ class ProgramBuilder:
             dtype = dtype.scalar
         if isinstance(value, (bool, int, float, np.generic)):
             return self.lit(value, dtype)
-        raise TypeError(f"cannot use {type(value).__name__} {value!r} in a vyre expression")
+        raise misuse(self.name, "operand", f"cannot use {type(value).__name__} {value!r:.80} in a vyre expression",
+                     "use a vyre value, or a Python/numpy bool, int or float", value)
 
 
 __all__ = ["ProgramBuilder", "Val", "MutVar", "BufRef"]

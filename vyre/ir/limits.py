@@ -25,6 +25,12 @@ class Limits(BaseModel):
     max_uniform_buffer_binding_size: int = 65536
     #: a buffer's binding number must be below this (WebGPU's maxBindingsPerBindGroup)
     max_bindings_per_bind_group: int = 1000
+    #: storage (read, read_write, write) buffers one program may declare; None (the default): not
+    #: checked (WebGPU's default is 8, adapters commonly allow more; the GPU backend checks its device's)
+    max_storage_buffers_per_shader_stage: int | None = None
+    #: uniform buffers per shader stage, vyre's hidden params uniform included; None: not checked
+    #: (WebGPU's default is 12)
+    max_uniform_buffers_per_shader_stage: int | None = None
 
     @classmethod
     def of(cls, limits: object) -> Limits:

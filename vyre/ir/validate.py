@@ -70,6 +70,8 @@ RULES = {
     "workgroup-memory": "workgroup arrays have count >= 1 and fit the workgroup storage limit together",
     "duplicate-binding": "binding numbers are unique",
     "binding": "binding numbers are >= 0 and below the bindings-per-group limit (1000 in portable WebGPU)",
+    "buffer-limit": "storage and uniform buffers fit the adapter's per-shader-stage limits, when given "
+                    "(the hidden params uniform takes one uniform slot)",
     "grid-from": "grid_from, when set, names one of the program's storage (non-uniform) buffers",
     "duplicate-name": "buffer and workgroup array names are unique",
     "buffer-count": "a declared buffer count is >= 1",

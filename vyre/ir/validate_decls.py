@@ -131,6 +131,30 @@ class DeclChecker:
                          "declare count >= 1, or count=None for a buffer sized at dispatch")
             if b.access is Access.UNIFORM:
                 self.uniform_decl(b, path)
+        self.buffer_counts()
+
+    def buffer_counts(self) -> None:
+        """At most max_storage_buffers_per_shader_stage storage buffers, and uniform buffers within
+        max_uniform_buffers_per_shader_stage less the one vyre's hidden params uniform takes."""
+        lim = self.limits
+        uniform = [b.name for b in self.p.buffers if b.access is Access.UNIFORM]
+        storage = [b.name for b in self.p.buffers if b.access is not Access.UNIFORM]
+        if lim.max_storage_buffers_per_shader_stage is not None and \
+                len(storage) > lim.max_storage_buffers_per_shader_stage:
+            self.add("buffer-limit", "buffers", ", ".join(storage),
+                     f"the program declares {len(storage)} storage buffers, over this adapter's limit of "
+                     f"{lim.max_storage_buffers_per_shader_stage} (max_storage_buffers_per_shader_stage)",
+                     "pack several arrays into one buffer (with offsets), turn small fixed-size inputs into "
+                     "uniform buffers, or split the program into several dispatches")
+        if lim.max_uniform_buffers_per_shader_stage is None:
+            return
+        most = lim.max_uniform_buffers_per_shader_stage - 1
+        if len(uniform) > most:
+            self.add("buffer-limit", "buffers", ", ".join(uniform),
+                     f"the program declares {len(uniform)} uniform buffers; this adapter allows "
+                     f"{lim.max_uniform_buffers_per_shader_stage} (max_uniform_buffers_per_shader_stage), one of "
+                     f"them vyre's hidden parameters, so at most {most}",
+                     "pack the parameters into one uniform buffer (e.g. a vec4<u32> array), or use access='read'")
 
     def uniform_decl(self, b: BufferDecl, path: str) -> None:
         if b.count is None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
 import numpy as np
 
-from ..errors import ValidationError, ValidationIssue
+from ..errors import BuilderError, ValidationError, ValidationIssue
 from .nodes import (
     Assign,
     Atomic,
@@ -50,14 +50,18 @@ def parse_dtype(d: object, program: str = "<builder>") -> DataType:
         raise ValidationError(program, [issue]) from None
 
 
+def misuse(program: str, what: str, message: str, fix: str, node: object = "", rule: str = "type") -> BuilderError:
+    """The builder's error for a bad argument or out-of-order use (a ValidationError with one issue)."""
+    text = node if isinstance(node, str) else repr(node)[:80]
+    return BuilderError(program, [ValidationIssue(rule, what, text, message, fix)])
+
+
 def python_index(program: str, value: object, what: str) -> int:
     """``value`` as a Python int, or a ValidationError: only integers index (``x[1.5]`` is not ``x[1]``)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
-    message = f"{what} must be an integer, got {type(value).__name__} {value!r}"
-    issue = ValidationIssue("type", what, repr(value), message,
-                            "use a Python int or an integer vyre value (e.g. v.cast('u32')); a float never indexes")
-    raise ValidationError(program, [issue])
+    raise misuse(program, what, f"{what} must be an integer, got {type(value).__name__} {value!r:.80}",
+                 "use a Python int or an integer vyre value (e.g. v.cast('u32')); a float never indexes", value)
 
 
 class Val:
@@ -76,10 +80,9 @@ class Val:
         return self.b.type_of(self.node)
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            "a vyre expression has no Python truth value: use b.if_(...)/b.select(...) for conditions "
-            "and &, |, ~ instead of and, or, not"
-        )
+        raise misuse(self.b.name, "truth value", "a vyre expression has no Python truth value",
+                     "use b.if_(...)/b.select(...) for conditions and &, |, ~ instead of and, or, not",
+                     expr_to_text(self.node))
 
     def __repr__(self) -> str:
         return f"Val({expr_to_text(self.node)})"
@@ -110,7 +113,8 @@ class Val:
     def __pow__(self, o: Operand) -> Val: return self._bin(BinOp.POW, o)
 
     def __floordiv__(self, o: Operand) -> Val:
-        raise TypeError("use / : integer division in vyre truncates toward zero like WGSL")
+        raise misuse(self.b.name, "operator //", "vyre has no floor division (//)",
+                     "use / : integer division in vyre truncates toward zero like WGSL", expr_to_text(self.node))
 
     def __and__(self, o: Operand) -> Val: return self._bin(self._logic_or_bits(BinOp.AND, BinOp.BIT_AND), o)
     def __rand__(self, o: Operand) -> Val: return self._bin(self._logic_or_bits(BinOp.AND, BinOp.BIT_AND), o, True)

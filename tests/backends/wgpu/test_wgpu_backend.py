@@ -30,6 +30,7 @@ from vyre.errors import (  # noqa: E402
     NoAdapterError,
     OutOfMemoryError,
     UnsupportedFeatureError,
+    ValidationError,
     VyreError,
 )
 from vyre.ir.builder import ProgramBuilder  # noqa: E402
@@ -498,6 +499,39 @@ def test_storage_limit_checked_before_gpu_work(hand, monkeypatch):
     with pytest.raises(DispatchError, match="storage binding limit"):
         hand.dispatch(saxpy_program(), saxpy_inputs(1000))
     assert counter.calls == 0
+
+
+def _binding_program(name: str, binding: int):
+    b = ProgramBuilder(name, 64)
+    x = b.buffer("x", "u32", binding=binding)
+    y = b.buffer("y", "u32", access="write", binding=0)
+    i = b.global_index()
+    with b.if_(i < y.len()):
+        y[i] = x[i] + 1
+    return b.build(validate=False)
+
+
+def test_binding_over_the_adapter_limit_is_a_validation_error(backend, monkeypatch):
+    """Issue 9: a binding past the device's maxBindingsPerBindGroup is a ValidationError before any
+    GPU work, never "a vyre lowering bug" from the bind group layout."""
+    limit = int(backend._dev.limits["max-bindings-per-bind-group"])
+    counter = CreateBufferCounter(monkeypatch, backend)
+    with pytest.raises(ValidationError, match="max_bindings_per_bind_group") as info:
+        backend.dispatch(_binding_program("bind_far", limit + 3000), [np.arange(4, dtype=np.uint32)])
+    assert info.value.rules == ["binding"] and "lowering bug" not in str(info.value)
+    # an adapter whose own limit is lower than the portable 1000
+    monkeypatch.setitem(backend._dev.limits, "max-bindings-per-bind-group", 4)
+    with pytest.raises(ValidationError, match="below 4"):
+        backend.dispatch(_binding_program("bind_low", 6), [np.arange(4, dtype=np.uint32)])
+    # and more storage buffers than the device's per-stage limit
+    monkeypatch.setitem(backend._dev.limits, "max-storage-buffers-per-shader-stage", 1)
+    with pytest.raises(ValidationError, match="max_storage_buffers_per_shader_stage") as info:
+        backend.dispatch(_binding_program("bind_many", 1), [np.arange(4, dtype=np.uint32)])
+    assert info.value.rules == ["buffer-limit"]
+    assert counter.calls == 0
+    monkeypatch.undo()
+    (y,) = backend.dispatch(_binding_program("bind_ok", 6), [np.arange(4, dtype=np.uint32)])
+    np.testing.assert_array_equal(y, np.arange(1, 5))
 
 
 def test_pipeline_cache_reuse(any_backend, monkeypatch):

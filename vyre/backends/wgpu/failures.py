@@ -78,7 +78,9 @@ def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
     if stage == "compile":
         return LoweringError(
             f"{what}the GPU rejected the generated WGSL ({kind}): {detail}",
-            fix="this is a vyre lowering bug or an adapter limit: run vyre.ir.validate on the program, "
+            fix="the program passed validation under this device's limits (binding numbers, buffer counts, "
+                "workgroup size and memory), so this is a vyre lowering bug or an adapter limit vyre does not "
+                "check yet: run vyre.ir.validate on the program, "
                 "inspect vyre.lower(program).wgsl, and report the program's text form",
         )
     if stage == "device":
