@@ -1,6 +1,7 @@
 # vyre: set-up and checks. Two commands work on a fresh Debian 12 machine:
 #   make demo   install, then run the saxpy job on the default adapter (python -m vyre.demo)
-#   make test   install, then run the checks (ruff, mypy) and the test suite (pytest, 2 workers)
+#   make test   install (also Node.js and Dawn's Tint), then run the checks (ruff, mypy) and the test suite
+#               (pytest, 2 workers)
 # Python packages go into .venv from PyPI, Debian packages come from apt-get when the machine
 # lacks them: nothing relies on packages installed by hand.
 
@@ -19,6 +20,10 @@ export XDG_RUNTIME_DIR
 VULKAN_DEBS := mesa-vulkan-drivers
 # ensurepip for `python3 -m venv` on Debian's python3.
 VENV_DEBS   := python3-venv
+# Node.js and npm for Dawn's Tint (npm package webgpu), the tests' second WGSL compiler.
+NODE_DEBS   := nodejs npm
+TINT_DIR    := tests/tint
+TINT_STAMP  := $(TINT_DIR)/node_modules/.vyre-installed
 
 # $(call apt_install,packages): apt-get as root, through sudo when not root, else say what to run.
 apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
@@ -28,12 +33,12 @@ apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	$$sudo apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1)
 
-.PHONY: help install vulkan demo check test clean
+.PHONY: help install vulkan tint demo check test clean
 
 help:
 	@echo "make demo   - install, then run the saxpy demo on the default adapter"
 	@echo "make check  - install, then run ruff and mypy (configured in pyproject.toml)"
-	@echo "make test   - install, then run the checks and the tests (PYTEST_ARGS=..., PYTEST_JOBS=2)"
+	@echo "make test   - install (and Tint), then run the checks and the tests (PYTEST_ARGS=..., PYTEST_JOBS=2)"
 	@echo "make clean  - remove .venv and caches"
 
 # The venv and the editable install with test extras; redone only when pyproject.toml changes.
@@ -52,6 +57,15 @@ vulkan:
 
 install: $(STAMP) vulkan
 
+# The webgpu package from package-lock.json into tests/tint/node_modules (tests/tint_check.py runs it);
+# redone only when package.json or package-lock.json change.
+$(TINT_STAMP): $(TINT_DIR)/package.json $(TINT_DIR)/package-lock.json
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then $(call apt_install,$(NODE_DEBS)); fi
+	npm ci --prefix $(TINT_DIR) --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error
+	@touch $@
+
+tint: $(TINT_STAMP)
+
 demo: install
 	$(PY) -m vyre.demo
 
@@ -64,10 +78,10 @@ check: $(STAMP)
 # on wgpu-py's public API (what an unknown wgpu-py version gets).
 PUBLIC_API_TESTS := tests/backends/wgpu tests/backends/test_protocol.py tests/backends/test_parity.py
 
-test: install check
+test: install tint check
 	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
 	VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info $(TINT_DIR)/node_modules
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

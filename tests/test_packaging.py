@@ -142,7 +142,12 @@ def test_make_test_runs_the_checks_then_the_tests():
                      "VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)"]
     # the second run is the GPU backend's tests on wgpu-py's public API
     assert "PUBLIC_API_TESTS := tests/backends/wgpu " in make
-    assert "\ntest: install check\n" in make
+    assert "\ntest: install tint check\n" in make
+    # make test installs Node.js (apt) and Dawn's Tint (npm ci from the lock) for tests/tint_check.py
+    assert "NODE_DEBS   := nodejs npm" in make
+    assert "$(TINT_STAMP): $(TINT_DIR)/package.json $(TINT_DIR)/package-lock.json" in make
+    assert "\tnpm ci --prefix $(TINT_DIR) --ignore-scripts" in make
+    assert "/tests/tint/node_modules/" in (ROOT / ".gitignore").read_text()
     # the checks' tools come with the test extras; vyre ships its type information
     assert (PKG / "py.typed").is_file()
     pyproject = (ROOT / "pyproject.toml").read_text()

@@ -42,8 +42,12 @@ def _collect(named_programs) -> dict[str, str]:
     return {name: wgsl for wgsl, name in by_wgsl.items()}
 
 
+@pytest.fixture(autouse=True)
+def _tint():
+    tint_check.require()  # before the (seconds of) lowering: skip, or fail under CI=true
+
+
 def _check(sources: dict[str, str], minimum: int) -> tint_check.Report:
-    tint_check.require()
     assert len(sources) >= minimum, f"only {len(sources)} WGSL sources collected"
     report = tint_check.check(sources.items())
     if report.failures:
@@ -112,7 +116,6 @@ def test_fuzzed_programs_compile_under_tint():
 
 def test_checker_reports_errors_and_limits():
     """The checker itself: an error with its line:col, a pipeline error, and a limit that is no error."""
-    tint_check.require()
     ok = "@compute @workgroup_size(1) fn main() {}"
     bad = "@compute @workgroup_size(1) fn main() {\n    let x: f32 = bitcast<f32>(0x7f800000u);\n}"
     no_main = "@compute @workgroup_size(1) fn other() {}"
