@@ -37,10 +37,15 @@ def test_vector_f16_rem_compiles(gpu, dtype):
     _check(gpu, b.build(), [np.full((1, lanes), 7.5, np.float16), np.full((1, lanes), 2.0, np.float16)])
 
 
-@pytest.mark.xfail(strict=True, reason="unpack2x16float of a constant loses the high half (y = 0) on wgpu 0.32 + "
-                   "lavapipe (a runtime operand is right): bitcast<vec2<f16>>(1.0f) gives (0, 0), not (0, 1.875); "
-                   "naga's constant evaluation or the driver's constant folding")
-def test_bitcast_constant_to_vec2_f16(gpu):
+_UNPACK_CONST = ("unpack2x16float of a constant loses the high half (y = 0) on wgpu 0.32 + lavapipe (a runtime operand "
+                 "is right): bitcast<vec2<f16>>(1.0f) gives (0, 0), not (0, 1.875); naga's constant evaluation or "
+                 "the driver's constant folding")
+
+
+def test_bitcast_constant_to_vec2_f16(gpu, request):
+    # strict on lavapipe, where it was seen; elsewhere (the H200) the outcome tells naga from the driver
+    lavapipe = "llvmpipe" in str(gpu.adapter_info.get("device", "")).lower()
+    request.node.add_marker(pytest.mark.xfail(strict=lavapipe, reason=_UNPACK_CONST))
     _needs_f16(gpu)
     b = ProgramBuilder("bitcast_const_vec2_f16", 1)
     o = b.buffer("o", "u32", access="write", count=1)
