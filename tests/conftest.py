@@ -33,6 +33,9 @@ import vyre  # noqa: E402
 
 from parity import assert_parity as _assert_parity  # noqa: E402
 
+# Every WGSL lowered in the session is compiled by Tint at its end (tests/wgsl_record.py).
+pytest_plugins = ["wgsl_record"]
+
 IN_CI = os.environ.get("CI") == "true"
 
 settings.register_profile(
