@@ -114,7 +114,7 @@ def test_fuzzed_programs_compile_under_tint():
     print(f"Tint: {report.checked} distinct WGSL sources of {len(drawn)} fuzzed programs")
 
 
-def test_checker_reports_errors_and_limits():
+def test_checker_reports_errors_and_limits(monkeypatch):
     """The checker itself: an error with its line:col, a pipeline error, and a limit that is no error."""
     ok = "@compute @workgroup_size(1) fn main() {}"
     bad = "@compute @workgroup_size(1) fn main() {\n    let x: f32 = bitcast<f32>(0x7f800000u);\n}"
@@ -127,3 +127,10 @@ def test_checker_reports_errors_and_limits():
     assert any("2:" in m and "cannot be represented" in m for m in report.failures["bad"]), report.failures
     assert report.failures["no_main"][0].startswith("pipeline error")
     assert report.summary["webgpu"] and "shader-f16" in report.summary["features"]
+    assert set(report.limits) == {"many_buffers"}  # 12 storage buffers: over the null adapter's 8
+    # a KNOWN rejection (cause known, fix pending) is reported apart and is no failure
+    known = tint_check.Known("inf-literal", "value inf cannot be represented as 'f32'", r"0x7f800000u", "test")
+    monkeypatch.setattr(tint_check, "KNOWN", (known,))
+    report = tint_check.check([("bad", bad)])
+    assert not report.failures and report.known == {"bad": ["inf-literal"]}, report
+    assert "inf-literal in 1 of 1" in report.describe_known()
