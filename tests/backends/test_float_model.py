@@ -177,3 +177,24 @@ def test_operator_mutations_are_caught(reference):
                 caught += 1
     assert caught >= 35, caught
     assert escaped == 0, misses
+
+
+def test_sign_of_zero_is_exact_only_where_no_driver_may_differ():
+    """A bitcast shows a zero's sign: exact for a selected literal (lavapipe's miscompiled select
+    gives -0.0 there and must fail), open for min/max of zeros and for arithmetic."""
+    def program(fn):
+        b = ProgramBuilder("zero_sign", 64)
+        x = b.buffer("x", "f32")
+        o = b.buffer("o", "u32", access="write")
+        i = b.global_index()
+        with b.if_(i < o.len()):
+            o[i] = fn(b, x[i]).bitcast("u32")
+        return b.build()
+
+    x = [np.array([-0.0, 0.0], F32)]
+    minus_zero = np.array([0x80000000, 0x80000000], np.uint32)
+    selected = program(lambda b, v: b.select(v > b.lit(1.0), b.lit(-1.0), b.lit(0.0)))
+    assert not check_under_model(selected, x, [minus_zero], (1,)).ok
+    assert check_under_model(selected, x, [np.zeros(2, np.uint32)], (1,)).ok
+    for fn in (lambda b, v: b.min(v, b.lit(0.0)), lambda b, v: v + b.lit(0.0), lambda b, v: v.ceil()):
+        assert check_under_model(program(fn), x, [minus_zero], (1,)).ok

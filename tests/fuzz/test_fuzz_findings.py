@@ -38,8 +38,8 @@ def test_vector_f16_rem_compiles(gpu, dtype):
 
 
 _UNPACK_CONST = ("unpack2x16float of a constant loses the high half (y = 0) on wgpu 0.32 + lavapipe (a runtime operand "
-                 "is right): bitcast<vec2<f16>>(1.0f) gives (0, 0), not (0, 1.875); naga's constant evaluation or "
-                 "the driver's constant folding")
+                 "is right): bitcast<vec2<f16>>(1.0f) gives (0, 0), not (0, 1.875); the driver folds it (it does so "
+                 "through an identity function too, so it is not naga's constant evaluation)")
 
 
 def test_bitcast_constant_to_vec2_f16(gpu, request):

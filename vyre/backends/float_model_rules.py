@@ -90,6 +90,12 @@ def finish(r: np.ndarray, e: np.ndarray, u: np.ndarray, extra_tiny: bool = True)
     return Shadowed(r, np.where(bad, 0.0, e), np.asarray(u, dtype=bool) | bad)
 
 
+def _zero_sign(r: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The bound of an otherwise exact result, at least the flush allowance where the result is a zero:
+    drivers differ on its sign (min(-0.0, 0.0), sign(-0.0), ceil(-0.5)), which a bitcast would show."""
+    return np.where(r == 0, np.maximum(e, _tiny(r)), e)
+
+
 def _eps(r: np.ndarray) -> float:
     return FLOAT_INFO[r.dtype][0]
 
@@ -150,7 +156,7 @@ def fma(a: Shadowed, b: Shadowed, c: Shadowed, r: np.ndarray) -> Shadowed:
 
 def lipschitz(a: Shadowed, b: Shadowed, r: np.ndarray) -> Shadowed:
     """min / max: 1-Lipschitz in each operand."""
-    return finish(r, np.maximum(a.e, b.e), a.u | b.u)
+    return finish(r, _zero_sign(r, np.maximum(a.e, b.e)), a.u | b.u, extra_tiny=False)
 
 
 def pow_(a: Shadowed, b: Shadowed, r: np.ndarray) -> Shadowed:
@@ -245,7 +251,7 @@ def stepwise(fn: Callable[[np.ndarray], np.ndarray], a: Shadowed, r: np.ndarray)
     av = _f64(a)
     with np.errstate(all="ignore"):
         u = a.u | (fn(av - a.e) != fn(av + a.e))
-    return finish(r, np.zeros(r.shape), u, extra_tiny=False)
+    return finish(r, _zero_sign(r, np.zeros(r.shape)), u, extra_tiny=False)
 
 
 def fract(a: Shadowed, r: np.ndarray) -> Shadowed:
@@ -258,7 +264,7 @@ def fract(a: Shadowed, r: np.ndarray) -> Shadowed:
 def sign(a: Shadowed, r: np.ndarray) -> Shadowed:
     av = _f64(a)
     u = a.u | ((np.abs(av) <= a.e) & (a.e > 0))
-    return finish(r, np.zeros(r.shape), u, extra_tiny=False)
+    return finish(r, _zero_sign(r, np.zeros(r.shape)), u, extra_tiny=False)
 
 
 # --------------------------------------------------------------------------- comparisons, selection
@@ -325,10 +331,11 @@ def to_float(a: Shadowed, r: np.ndarray) -> Shadowed:
 
 
 def bitcast(a: Shadowed, r: np.ndarray, same_lanes: bool) -> Shadowed:
-    """Bits are only known for an exact value; the sign bit of a zero is not (0.0 + -0.0 may keep it)."""
+    """Bits are only known for an exact value (a zero whose sign drivers may differ on has a bound,
+    see :func:`_zero_sign`; arithmetic always has one)."""
     u = a.u
     if a.is_float:
-        u = u | (a.e > 0) | (a.v == 0)
+        u = u | (a.e > 0)
     if not same_lanes:  # components regroup (e.g. vec2<f16> <-> u32): any unknown part spoils all
         flat = np.asarray(np.asarray(np.broadcast_to(u, a.v.shape)).reshape(a.v.shape[0], -1).any(axis=1))
         u = flat[:, None] if r.ndim == 2 else flat
