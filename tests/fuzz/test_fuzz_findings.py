@@ -52,3 +52,25 @@ def test_bitcast_constant_to_vec2_f16(gpu, request):
     b_lit = b.lit(0x3C00BC00, "u32")
     o[b.global_index()] = b_lit.bitcast("vec2<f16>").bitcast("u32")
     _check(gpu, b.build(), [])
+
+
+# Found by the fuzzer on the H200 (NVIDIA's Vulkan driver): a var<workgroup> array<bool, N> lost the stores of
+# neighbouring invocations (each read its neighbour's slot after a barrier and saw false). The lowering now keeps
+# bool workgroup arrays as u32 words, like bool buffers; the narrow f16 types are checked alongside.
+@pytest.mark.parametrize("dtype", ["bool", "u32", "f16", "vec2<f16>", "vec3<f32>"])
+def test_workgroup_neighbour_exchange(gpu, dtype):
+    if "f16" in dtype:
+        _needs_f16(gpu)
+    b = ProgramBuilder("wg_exchange", 4)
+    x = b.buffer("x", dtype)
+    o = b.buffer("o", dtype, access="write", count=8)
+    w = b.workgroup_array("w", dtype, 4)
+    i = b.local_index()
+    w[i] = x[b.global_index()]
+    b.barrier()
+    o[b.global_index()] = w[(i + b.lit(1, "u32")) % b.lit(4, "u32")]
+    lanes = int(dtype[3]) if dtype.startswith("vec") else 1
+    scalar = {"bool": np.bool_, "u32": np.uint32}.get(dtype, np.float16 if "f16" in dtype else np.float32)
+    values = np.array([True, False, True, True, False, True, False, False]) if dtype == "bool" else (
+        np.arange(8 * lanes).reshape((8, lanes) if lanes > 1 else (8,)) + 1).astype(scalar)
+    _check(gpu, b.build(), [values], grid=(2, 1, 1))

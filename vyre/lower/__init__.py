@@ -11,7 +11,7 @@ Shader interface (see docs/architecture.md):
   ``read_write``/``write`` -> ``var<storage, read_write>`` (runtime-sized arrays),
   ``uniform`` -> ``var<uniform>`` packed into 16-byte ``vec4`` rows
   (see :func:`vyre.lower.wgsl.uniform_binding_nbytes` for the size to bind).
-  bool buffers hold u32 words; arrays used by atomics are ``array<atomic<T>>``.
+  bool buffers and bool workgroup arrays hold u32 words; arrays used by atomics are ``array<atomic<T>>``.
 * ``@group(1) @binding(0) var<uniform> _vyre: VyreParams`` (grid and buffer lengths).
 """
 

@@ -1,9 +1,11 @@
-"""Store bool buffers as u32 words.
+"""Store bool buffers and bool workgroup arrays as u32 words.
 
 WGSL has no host-shareable bool, and the host layout stores each bool as one u32 word
 (0 or 1). This pass retypes every bool buffer (storage or uniform) to u32, turns its loads
-into ``load != 0u`` and its stored values into ``select(0u, 1u, v)``. Workgroup arrays may
-hold bool directly and are left alone.
+into ``load != 0u`` and its stored values into ``select(0u, 1u, v)``. Workgroup arrays of
+bool get the same treatment although WGSL allows them: NVIDIA's Vulkan driver (H200) loses
+the stores of neighbouring invocations into a ``var<workgroup> array<bool, N>`` (sub-word
+elements; found by the fuzzer), and a u32 word per element costs nothing that matters.
 """
 
 from __future__ import annotations
@@ -45,7 +47,11 @@ class _BoolStorage(Rewriter):
             "buffers": [
                 b.model_copy(update={"dtype": DataType.U32}) if b.name in self.names else b
                 for b in program.buffers
-            ]
+            ],
+            "workgroup": [
+                w.model_copy(update={"dtype": DataType.U32}) if w.name in self.names else w
+                for w in program.workgroup
+            ],
         }
 
 
@@ -55,7 +61,7 @@ def bool_buffers(program: Program) -> frozenset[str]:
 
 def bool_storage(program: Program) -> Program:
     """Retype bool buffers to u32 and convert their loads and stores (see the module docstring)."""
-    names = bool_buffers(program)
+    names = bool_buffers(program) | {w.name for w in program.workgroup if w.dtype is DataType.BOOL}
     if not names:
         return program
     return _BoolStorage(program, names).run()
