@@ -39,7 +39,7 @@ from ..ir.program import Program
 from . import float_model_rules as fm
 from . import semantics as sem
 from .float_model_rules import Shadowed, exact
-from .interpreter import Chunk, _Loop
+from .interpreter import Chunk
 from .interpreter_exprs import vec_new
 from .memory import Memory
 
@@ -305,44 +305,21 @@ class ModelChunk(Chunk):
         finally:
             self.scopes.pop()
 
-    def _trips(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
-        is_for = step is not None
+    def loop_cond(self, s, is_for: bool, active: np.ndarray) -> np.ndarray:
+        if is_for:
+            v = self.scopes[-1][s.var]
+            end = self.sv_in(s.end, active)
+            cmp = BinOp.GT if s.step < 0 else BinOp.LT
+            cond = Shadowed(self.binary(cmp, v.v, end.v), 0.0, v.u | end.u)  # type: ignore[attr-defined]
+        else:
+            cond = self.sv_in(s.cond, active)
+        return self._decide(cond, active)
+
+    def loop_step(self, s, step, active: np.ndarray) -> None:
         scope: dict[str, Any] = self.scopes[-1]  # holds Shadowed values here
-        done = self.none
-        while True:
-            if is_for:
-                v = scope[s.var]
-                end = self.sv_in(s.end, active)
-                cmp = BinOp.GT if s.step < 0 else BinOp.LT
-                cond = Shadowed(self.binary(cmp, v.v, end.v), 0.0, v.u | end.u)
-            else:
-                cond = self.sv_in(s.cond, active)
-            c = self._decide(cond, active)
-            if c.shape[0] == 1:
-                if not c[0]:
-                    return done | active
-            else:
-                failed = active & ~c
-                if failed.any():
-                    done = done | failed
-                    active = active & c
-                    if not active.any():
-                        return done
-            trips += 1
-            self.check_iterations(trips, s)
-            loop.cont = self.none
-            fall = self.block(s.body, active)
-            if loop.cont.any():
-                fall = fall | loop.cont
-            if fall is not active:
-                fall = self._same(fall, active)
-            active = fall
-            if not active.any():
-                return done
-            if is_for:
-                var = scope[s.var]
-                nxt = Shadowed(self.arith(BinOp.ADD, var.v, step.v), 0.0, var.u)
-                scope[s.var] = self.merge(active, nxt, var)
+        var = scope[s.var]
+        nxt = Shadowed(self.arith(BinOp.ADD, var.v, step.v), 0.0, var.u)
+        scope[s.var] = self.merge(active, nxt, var)
 
 
 _UNARY_RULES = {

@@ -219,17 +219,11 @@ class Chunk(ExprEval, covers=STMT_TYPES):
     def _trips(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
         """Run the trips of a loop from the condition check on; return the lanes whose condition failed."""
         is_for = step is not None
-        scope = self.scopes[-1]
         done = self.none
         while True:
             if self.L >= self.compact_min and np.count_nonzero(active) * COMPACT_RATIO <= self.L:
                 return done | self._compacted(s, step, loop, active, trips)
-            if is_for:
-                v = scope[s.var]
-                end = self.eval_in(s.end, active)
-                cond = (v > end) if s.step < 0 else (v < end)
-            else:
-                cond = self.eval_in(s.cond, active)
+            cond = self.loop_cond(s, is_for, active)
             if cond.shape[0] == 1:  # uniform condition
                 if not cond[0]:
                     return done | active
@@ -252,7 +246,20 @@ class Chunk(ExprEval, covers=STMT_TYPES):
             if not active.any():
                 return done
             if is_for:
-                scope[s.var] = self.merge(active, self.arith(BinOp.ADD, scope[s.var], step), scope[s.var])
+                self.loop_step(s, step, active)
+
+    def loop_cond(self, s, is_for: bool, active: np.ndarray) -> np.ndarray:
+        """The lane mask of a loop's condition (a for loop's counter against its end)."""
+        if is_for:
+            v = self.scopes[-1][s.var]
+            end = self.eval_in(s.end, active)
+            return (v > end) if s.step < 0 else (v < end)
+        return self.eval_in(s.cond, active)
+
+    def loop_step(self, s, step, active: np.ndarray) -> None:
+        """Advance a for loop's counter on the active lanes (it lives in the innermost scope)."""
+        scope = self.scopes[-1]
+        scope[s.var] = self.merge(active, self.arith(BinOp.ADD, scope[s.var], step), scope[s.var])
 
     # ---- lane compaction: divergent loops continue on the few lanes still running ----
     def _compacted(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
