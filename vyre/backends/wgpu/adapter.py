@@ -28,7 +28,6 @@ _TYPE_RANK = {"DiscreteGPU": 4, "IntegratedGPU": 3, "VirtualGPU": 2, "CPU": 1}
 INSTALL_HINT = (
     "install a Vulkan driver: on a machine without a GPU use Mesa's lavapipe CPU driver "
     "(Debian/Ubuntu: `apt-get install mesa-vulkan-drivers`; Fedora: `dnf install mesa-vulkan-drivers`), "
-    "and set XDG_RUNTIME_DIR (e.g. `export XDG_RUNTIME_DIR=/tmp`) so the Vulkan loader runs quietly; "
     "or use vyre.ReferenceBackend, which needs no GPU"
 )
 
@@ -76,7 +75,13 @@ def rank(info: dict) -> tuple[int, int]:
 
 
 def enumerate_adapters() -> list:
-    """``wgpu.gpu.enumerate_adapters_sync()``, with failures turned into NoAdapterError."""
+    """``wgpu.gpu.enumerate_adapters_sync()``, with failures turned into NoAdapterError.
+
+    A missing or invalid ``XDG_RUNTIME_DIR`` is replaced by a private directory first (see
+    :mod:`.runtime_dir`), so that the Vulkan loader starts quietly."""
+    from .runtime_dir import ensure_runtime_dir
+
+    ensure_runtime_dir()
     try:
         import wgpu
 
@@ -90,7 +95,8 @@ def _no_adapter(detail: str) -> NoAdapterError:
     return NoAdapterError(
         f"no usable WebGPU adapter: {detail}. vyre needs a Vulkan, Metal or D3D12 adapter; "
         "without a GPU, lavapipe (Mesa's Vulkan CPU driver) works: "
-        "`apt-get install mesa-vulkan-drivers` on Debian/Ubuntu, then set XDG_RUNTIME_DIR",
+        "`apt-get install mesa-vulkan-drivers` on Debian/Ubuntu (a missing XDG_RUNTIME_DIR is no cause: vyre "
+        "gives the process a private one)",
         fix=INSTALL_HINT,
     )
 
