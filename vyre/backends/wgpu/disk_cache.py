@@ -17,6 +17,14 @@ checksum: anything else (truncated, garbled, foreign) is counted as ``disk_cache
 deleted and rebuilt, never served. Cache I/O errors never fail a dispatch: they are counted
 (``disk_cache_errors``) and the entry is simply not cached.
 
+Size: the whole root (every contract's directory) is capped at ``VYRE_CACHE_MAX_MB`` MiB (default
+:data:`DEFAULT_MAX_MB`; ``0`` lifts the cap). A process checks the total at its first write and then
+every :data:`CAP_CHECK_EVERY` writes, and when it is over the cap deletes the least recently used
+entries (a hit refreshes an entry's modification time) down to :data:`PRUNE_TO` of it, so the cache
+never grows without bound. :func:`scan`, :func:`prune` and :func:`clear` (``vyre cache info|prune|clear``)
+work on the same files under the same per-directory locks; deleting a complete entry never corrupts a
+cache in use (a reader that loses the race sees a miss and lowers again).
+
 Logging (logger ``vyre.cache``): hits, misses and writes at DEBUG; a corrupt entry (with its
 path and what was wrong) and any I/O error at WARNING. Nothing is printed: like any library, vyre
 leaves handlers to the application (``logging.basicConfig()`` shows the warnings); the ``vyre``
@@ -30,7 +38,9 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +53,12 @@ ENV_VAR = "VYRE_CACHE_DIR"
 FORMAT = "vyre-wgsl-cache"
 VERSION = 1
 LOCK_TIMEOUT_S = 10.0
+MAX_ENV_VAR = "VYRE_CACHE_MAX_MB"
+DEFAULT_MAX_MB = 256  # about 50 000 entries of ~5 KiB
+CAP_CHECK_EVERY = 100  # writes between two checks of the total size, per process
+PRUNE_TO = 0.8  # over the cap, prune down to this fraction of it (not to re-prune at the next write)
+STALE_TMP_S = 3600.0  # a temp file this old is a crashed writer's leftover
+DIR_PREFIX = "wgsl-"
 
 log = logging.getLogger("vyre.cache")
 if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("vyre").handlers):
@@ -65,6 +81,17 @@ def default_root() -> Path | None:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("vyre"))
+
+
+def default_max_bytes() -> int | None:
+    """The size cap from ``VYRE_CACHE_MAX_MB`` (None when it is 0), else :data:`DEFAULT_MAX_MB` MiB."""
+    env = os.environ.get(MAX_ENV_VAR, "").strip()
+    try:
+        mb = float(env) if env else float(DEFAULT_MAX_MB)
+    except ValueError:
+        log.warning("%s=%r is not a number of MiB; using %d", MAX_ENV_VAR, env, DEFAULT_MAX_MB)
+        mb = float(DEFAULT_MAX_MB)
+    return None if mb <= 0 else int(mb * 2**20)
 
 
 def _digest(text: str, n: int = 16) -> str:
@@ -114,8 +141,10 @@ class DiskCache:
     def __init__(self, root: Path | str, contract: str, stats: Counters):
         self.root = Path(root)
         self.contract = contract
-        self.dir = self.root / f"wgsl-{_digest(contract)}"
+        self.dir = self.root / f"{DIR_PREFIX}{_digest(contract)}"
         self.stats = stats
+        self.max_bytes = default_max_bytes()
+        self._writes = 0
 
     @classmethod
     def from_env(cls, contract: str, stats: Counters) -> DiskCache | None:
@@ -156,6 +185,10 @@ class DiskCache:
             return None
         self.stats.bump("disk_cache_hits")
         log.debug("disk cache hit: %s", path)
+        try:
+            os.utime(path)  # least recently *used* goes first when the cache is pruned
+        except OSError:
+            pass
         return lowered
 
     def _decode(self, raw: bytes, fingerprint: str) -> LoweredProgram:
@@ -215,7 +248,27 @@ class DiskCache:
                     pass
         self.stats.bump("disk_cache_writes")
         log.debug("disk cache write: %s", path)
+        self._writes += 1
+        if self._writes % CAP_CHECK_EVERY == 1 or CAP_CHECK_EVERY <= 1:
+            self.enforce_cap()
         return True
+
+    def enforce_cap(self) -> int:
+        """Prune the whole root down to :data:`PRUNE_TO` of the cap when it is over the cap; returns the
+        number of entries deleted (errors are counted and logged, never raised)."""
+        cap = self.max_bytes
+        if cap is None:
+            return 0
+        try:
+            if scan(self.root).total_bytes <= cap:
+                return 0
+            result = prune(self.root, max_bytes=int(cap * PRUNE_TO))
+        except Exception as exc:
+            self.stats.bump("disk_cache_errors")
+            log.warning("disk cache: cannot prune %s (%s)", self.root, exc)
+            return 0
+        log.debug("disk cache over %d bytes: pruned %d entries", cap, result.removed)
+        return result.removed
 
     def remove(self, fingerprints: Iterable[str] | None = None) -> int:
         """Delete every entry of this contract (``fingerprints`` None) or those of the given programs."""
@@ -240,4 +293,140 @@ class DiskCache:
         return sorted(p for p in self.dir.glob("*.json") if not p.name.startswith(".tmp-")) if self.dir.is_dir() else []
 
 
-__all__ = ["DiskCache", "default_root", "lowered_to_payload", "payload_to_lowered", "ENV_VAR"]
+# ---- the whole root: scan, prune, clear (``vyre cache``) --------------------------------------
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    size: int
+    mtime: float
+
+
+@dataclass
+class Summary:
+    """What :func:`scan` found: every entry of every contract directory under ``root``."""
+
+    root: Path
+    entries: list[Entry] = field(default_factory=list)
+    dirs: dict[str, list[Entry]] = field(default_factory=dict)  # directory name -> its entries
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.size for e in self.entries)
+
+    def oldest(self) -> float | None:
+        return min((e.mtime for e in self.entries), default=None)
+
+    def newest(self) -> float | None:
+        return max((e.mtime for e in self.entries), default=None)
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    removed: int
+    freed_bytes: int
+    kept: int
+    kept_bytes: int
+
+
+def _dirs(root: Path) -> Iterator[Path]:
+    if root.is_dir():
+        yield from sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(DIR_PREFIX))
+
+
+def _dir_entries(d: Path) -> list[Entry]:
+    out = []
+    for p in d.glob("*.json"):
+        if p.name.startswith(".tmp-"):
+            continue
+        try:
+            st = p.stat()
+        except FileNotFoundError:  # deleted meanwhile
+            continue
+        out.append(Entry(p, st.st_size, st.st_mtime))
+    return sorted(out, key=lambda e: e.path.name)
+
+
+def scan(root: Path | str) -> Summary:
+    """Every entry under ``root`` (each contract directory), with size and modification time."""
+    summary = Summary(Path(root))
+    for d in _dirs(summary.root):
+        entries = _dir_entries(d)
+        summary.dirs[d.name] = entries
+        summary.entries.extend(entries)
+    return summary
+
+
+def _dir_lock(d: Path) -> filelock.FileLock:
+    import filelock
+
+    return filelock.FileLock(str(d / ".lock"), timeout=LOCK_TIMEOUT_S)
+
+
+def _delete(victims: list[Entry]) -> tuple[int, int]:
+    """Delete entries, each directory's under its lock, skipping any rewritten since it was scanned."""
+    by_dir: dict[Path, list[Entry]] = {}
+    for e in victims:
+        by_dir.setdefault(e.path.parent, []).append(e)
+    removed = freed = 0
+    for d, entries in by_dir.items():
+        with _dir_lock(d):
+            for e in entries:
+                try:
+                    if e.path.stat().st_mtime != e.mtime:
+                        continue  # written or used again meanwhile: keep it
+                    e.path.unlink()
+                except FileNotFoundError:
+                    continue
+                removed += 1
+                freed += e.size
+    return removed, freed
+
+
+def _remove_stale_tmp(root: Path, now: float) -> None:
+    for d in _dirs(root):
+        for p in d.glob(".tmp-*"):
+            try:
+                if now - p.stat().st_mtime > STALE_TMP_S:
+                    p.unlink()
+            except OSError:
+                pass
+
+
+def prune(root: Path | str, *, max_age_s: float | None = None, max_bytes: int | None = None,
+          now: float | None = None) -> PruneResult:
+    """Delete the entries under ``root`` unused for more than ``max_age_s`` seconds, then the least
+    recently used ones until the rest takes at most ``max_bytes`` (either may be None), and crashed
+    writers' temp files older than an hour. Takes each directory's lock; never deletes a lock file."""
+    root = Path(root)
+    now = time.time() if now is None else now
+    summary = scan(root)
+    entries = sorted(summary.entries, key=lambda e: e.mtime)  # least recently used first
+    def too_old(e: Entry) -> bool:
+        return max_age_s is not None and now - e.mtime > max_age_s
+
+    victims = [e for e in entries if too_old(e)]
+    rest = [e for e in entries if not too_old(e)]
+    if max_bytes is not None:
+        total = sum(e.size for e in rest)
+        k = 0
+        while k < len(rest) and total > max_bytes:
+            total -= rest[k].size
+            k += 1
+        victims += rest[:k]
+        rest = rest[k:]
+    removed, freed = _delete(victims)
+    _remove_stale_tmp(root, now)
+    kept = len(entries) - removed
+    return PruneResult(removed, freed, kept, summary.total_bytes - freed)
+
+
+def clear(root: Path | str) -> PruneResult:
+    """Delete every entry under ``root`` (each directory under its lock; the directories and their lock
+    files stay, so a process waiting on a lock keeps a valid one)."""
+    summary = scan(root)
+    removed, freed = _delete(summary.entries)
+    return PruneResult(removed, freed, len(summary.entries) - removed, summary.total_bytes - freed)
+
+
+__all__ = ["DiskCache", "default_root", "default_max_bytes", "lowered_to_payload", "payload_to_lowered", "scan",
+           "prune", "clear", "Summary", "Entry", "PruneResult", "ENV_VAR", "MAX_ENV_VAR", "DEFAULT_MAX_MB"]
