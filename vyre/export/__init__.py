@@ -1,0 +1,75 @@
+"""Export a program for other WebGPU runtimes (``vyre export PROGRAM --out DIR``).
+
+:func:`export_program` writes three files into ``out_dir``:
+
+* ``NAME.wgsl``: the lowered shader (exactly what vyre's own backends compile);
+* ``NAME.json``: the manifest (:mod:`vyre.export.manifest`): bindings with dtypes, access and host
+  layout, workgroup size, features and limits, the params uniform's byte layout, the grid rule,
+  the fingerprint and lowering version;
+* ``NAME.js``: a dependency-free ES module that runs the program with the WebGPU API
+  (``navigator.gpu`` in a browser, the npm package ``webgpu`` in Node.js) on TypedArrays, with
+  the manifest and the WGSL embedded.
+
+See docs/export.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import LoweringError
+from ..ir.program import Program
+from ..lower import lower
+from .manifest import FORMAT, FORMAT_VERSION, build_manifest
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def _file_name(name: str) -> str:
+    """``name`` as a file stem: characters other than letters, digits, ``_``, ``-`` and ``.`` become ``_``."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "program"
+    return stem[:120]
+
+
+def render_module(manifest: dict, wgsl: str) -> str:
+    """The ES module of an exported program (template ``vyre/export/templates/module.js.j2``)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("vyre.export", "templates"), undefined=StrictUndefined,
+                      keep_trailing_newline=True, autoescape=False)
+    return env.get_template("module.js.j2").render(
+        name=manifest["name"], program_name=manifest["program"].replace("\n", " "),
+        fingerprint=manifest["fingerprint"], lowering_version=manifest["lowering_version"],
+        manifest_json=json.dumps(manifest, indent=2), wgsl_json=json.dumps(wgsl))
+
+
+def export_program(program: Program, out_dir: str | Path, *, name: str | None = None) -> Path:
+    """Write ``NAME.wgsl``, ``NAME.json`` and ``NAME.js`` of ``program`` into ``out_dir`` (created if
+    missing) and return the manifest's path. ``name`` defaults to the program's name (characters
+    unfit for a file name become ``_``). Raises ValidationError (an invalid program), LoweringError
+    (not a Program, a bad name, or the output directory cannot be written)."""
+    if not isinstance(program, Program):
+        raise LoweringError(f"export_program() takes a vyre Program, got {type(program).__name__}",
+                            fix="build one with vyre.ProgramBuilder(...).build() or Program.from_wire(...)")
+    stem = _file_name(program.name) if name is None else name
+    if not isinstance(stem, str) or not _NAME.fullmatch(stem) or len(stem) > 120:
+        raise LoweringError(f"export name {stem!r} is not a plain file name",
+                            fix="use letters, digits, '_', '-' and '.', not starting with '.' or '-'")
+    lowered = lower(program)  # ValidationError / LoweringError
+    manifest = build_manifest(program, lowered, stem)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{stem}.wgsl").write_text(lowered.wgsl, encoding="utf-8")
+        (out / f"{stem}.js").write_text(render_module(manifest, lowered.wgsl), encoding="utf-8")
+        path = out / f"{stem}.json"
+        path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise LoweringError(f"cannot write the export of {program.name!r} into {str(out)!r}: {exc}",
+                            fix="pass a writable output directory") from None
+    return path
+
+
+__all__ = ["export_program", "render_module", "build_manifest", "FORMAT", "FORMAT_VERSION"]
