@@ -1,7 +1,8 @@
 # vyre: set-up and checks. Two commands work on a fresh Debian 12 machine:
 #   make demo   install, then run the saxpy job on the default adapter (python -m vyre.demo)
-#   make test   install (also Node.js and Dawn's Tint), then run the checks (ruff, mypy) and the test suite
-#               (pytest, 2 workers)
+#   make test   install (also Node.js and Dawn's Tint), then run the checks (ruff, mypy), the test suite
+#               (pytest, 2 workers) and build the documentation site (mkdocs build --strict into site/)
+#   make docs   install, then serve the documentation site locally (mkdocs serve)
 # Python packages go into .venv from PyPI, Debian packages come from apt-get when the machine
 # lacks them: nothing relies on packages installed by hand.
 
@@ -33,19 +34,20 @@ apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	$$sudo apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1)
 
-.PHONY: help install vulkan tint demo check test clean
+.PHONY: help install vulkan tint demo check test docs docs-build clean
 
 help:
 	@echo "make demo   - install, then run the saxpy demo on the default adapter"
 	@echo "make check  - install, then run ruff and mypy (configured in pyproject.toml)"
 	@echo "make test   - install (and Tint), then run the checks and the tests (PYTEST_ARGS=..., PYTEST_JOBS=2)"
+	@echo "make docs   - install, then serve the documentation site on http://127.0.0.1:8000 (mkdocs serve)"
 	@echo "make clean  - remove .venv and caches"
 
-# The venv and the editable install with test extras; redone only when pyproject.toml changes.
+# The venv and the editable install with the test and docs extras; redone only when pyproject.toml changes.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); $(call apt_install,$(VENV_DEBS)); \
 		$(PYTHON) -m venv $(VENV); }
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@touch $@
 
 # wgpu needs a Vulkan driver (ICD) and loader. lavapipe runs on the CPU: every machine gets an adapter.
@@ -71,7 +73,7 @@ demo: install
 
 # Lint and types: ruff over the code and the tests, mypy over the files listed in pyproject.toml.
 check: $(STAMP)
-	$(PY) -m ruff check vyre tests benches
+	$(PY) -m ruff check vyre tests benches examples
 	$(PY) -m mypy
 
 # The GPU tests run twice: on wgpu-native's entry points (the fast path) and, with VYRE_WGPU_NATIVE=0,
@@ -81,7 +83,18 @@ PUBLIC_API_TESTS := tests/backends/wgpu tests/backends/test_protocol.py tests/ba
 test: install tint check
 	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
 	VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)
+	$(MAKE) --no-print-directory docs-build
+
+# The documentation site (mkdocs.yml, docs/): --strict turns every warning (a broken link, a docstring
+# mkdocstrings cannot read) into a failure; the generated pages come from docs/hooks.py. Material's notice
+# about its successor is not a warning about this site: NO_MKDOCS_2_WARNING silences it.
+docs-build docs: export NO_MKDOCS_2_WARNING := 1
+docs-build: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs serve
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info $(TINT_DIR)/node_modules
+	rm -rf $(VENV) site .pytest_cache .hypothesis .mypy_cache .ruff_cache build *.egg-info $(TINT_DIR)/node_modules
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

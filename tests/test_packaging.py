@@ -137,9 +137,16 @@ def test_make_test_runs_the_checks_then_the_tests():
     make = (ROOT / "Makefile").read_text()
     recipe = make.split("\ncheck:", 1)[1].split("\nclean:", 1)[0]
     steps = [line.strip() for line in recipe.splitlines() if line.startswith("\t")]
-    assert steps == ["$(PY) -m ruff check vyre tests benches", "$(PY) -m mypy",
+    assert steps == ["$(PY) -m ruff check vyre tests benches examples", "$(PY) -m mypy",
                      "$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)",
-                     "VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)"]
+                     "VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)",
+                     "$(MAKE) --no-print-directory docs-build",
+                     "$(VENV)/bin/mkdocs build --strict --quiet --site-dir site",
+                     "$(VENV)/bin/mkdocs serve"]
+    # the documentation site is built (strict: a warning fails) last; make docs serves it; site/ is ignored
+    assert "\ndocs-build: $(STAMP)\n" in make and "\ndocs: $(STAMP)\n" in make
+    assert "-e '.[test,docs]'" in make
+    assert "/site/" in (ROOT / ".gitignore").read_text()
     # the second run is the GPU backend's tests on wgpu-py's public API
     assert "PUBLIC_API_TESTS := tests/backends/wgpu " in make
     assert "\ntest: install tint check\n" in make
@@ -152,7 +159,7 @@ def test_make_test_runs_the_checks_then_the_tests():
     assert (PKG / "py.typed").is_file()
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"vyre" = ["py.typed"]' in pyproject
-    for tool in ("pytest-xdist", "mypy", "ruff"):
+    for tool in ("pytest-xdist", "mypy", "ruff", "mkdocs", "mkdocs-material", "mkdocstrings[python]"):
         assert f'"{tool}>=' in pyproject
 
 

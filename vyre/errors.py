@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 
 class VyreError(Exception):
-    """Base class of every vyre error."""
+    """Base class of every vyre error: ``except VyreError`` catches everything vyre reports.
+
+    Every error has a stable ``code`` (``VYRE-E...``), the ``message`` and a ``fix`` hint (``None`` where
+    there is none to give); ``str(err)`` is the message followed by a ``Fix:`` line.
+
+    Typical fix: read the ``Fix:`` line of the message; catch a subclass to handle one kind of failure.
+    """
 
     code = "VYRE-E000"
 
@@ -63,6 +69,16 @@ class ValidationIssue:
 
 
 class ValidationError(VyreError):
+    """The program was rejected before lowering: the validator (``b.build()``, ``vyre.validate``, every
+    dispatch) found one or more problems, or wire data (``Program.from_wire``) was malformed.
+
+    ``.issues`` lists every problem as a :class:`ValidationIssue` (its ``rule``, the node's ``path`` and text
+    form, the message and a fix); ``.rules`` is the list of their rule ids (``vyre.ir.validate.RULES``).
+
+    Typical fix: follow each issue's ``Fix:`` line; the path (``body[3].then[0].value``) says which
+    statement of the program it is about.
+    """
+
     code = "VYRE-E100"
 
     def __init__(self, program_name: str, issues: list[ValidationIssue]):
@@ -80,36 +96,82 @@ class ValidationError(VyreError):
 class BuilderError(ValidationError, TypeError):
     """The builder (:class:`vyre.ProgramBuilder` and its values) was given a bad argument (a wrong type,
     a float where an int is needed, an unknown name) or used out of order (``else_`` without ``if_``).
-    A ValidationError with one issue; also a TypeError, which such misuse raised before."""
+    A ValidationError with one issue; also a TypeError, which such misuse raised before.
+
+    Typical fix: pass what the message asks for (a dtype name such as ``"f32"``, an int index, a
+    ``ProgramBuilder`` value); use ``b.if_``/``b.select`` and ``&``/``|``/``~`` instead of Python's
+    ``if``/``and``/``or``/``not`` on builder values; put ``else_`` directly after its ``if_`` block.
+    """
 
     code = "VYRE-E101"
 
 
 class LoweringError(VyreError):
+    """The program could not be turned into WGSL, or the GPU's shader compiler rejected the WGSL vyre
+    generated (a vyre bug, or a driver that rejects valid WGSL).
+
+    Typical fix: follow the ``Fix:`` line; a rejection of generated WGSL quotes the offending WGSL line:
+    please report it with ``program.to_text()``, the WGSL (``vyre.lower.lower(program).wgsl``) and the adapter.
+    """
     code = "VYRE-E200"
 
 
 class BackendError(VyreError):
+    """A backend could not run the work: the base of the GPU-side errors below.
+
+    Typical fix: see the subclass; ``except BackendError`` handles every runtime failure at once.
+    """
     code = "VYRE-E300"
 
 
 class NoAdapterError(BackendError):
+    """No usable WebGPU adapter: no Vulkan/Metal/D3D12 driver, or ``VYRE_ADAPTER`` names none of them.
+
+    Typical fix: install a driver (on Debian, ``apt-get install mesa-vulkan-drivers`` gives lavapipe, a
+    Vulkan driver that runs on the CPU; ``make demo`` and ``make test`` install it), or set
+    ``VYRE_ADAPTER`` to an index or a name substring of an adapter that exists.
+    """
     code = "VYRE-E301"
 
 
 class DispatchError(BackendError):
+    """Bad inputs or configuration for a dispatch (wrong number, dtype or shape of arrays, a bad grid or
+    count, a freed or misused resident handle, a default grid that could cover only part of the work), or
+    the GPU rejected the work. Raised before any GPU work where the inputs are at fault.
+
+    Typical fix: pass what the ``Fix:`` line says: one array per input buffer in binding order (or a
+    dict by name) with the buffer's exact dtype, ``DispatchConfig(grid=...)`` for 2-D/3-D programs,
+    ``counts={name: n}`` for runtime-sized ``write`` buffers.
+    """
     code = "VYRE-E302"
 
 
 class DeviceLostError(BackendError):
+    """The GPU device was lost (a driver reset, a shader running past the driver's watchdog, the device
+    removed); the work in flight and the device's resident buffers are gone.
+
+    Typical fix: ``backend.try_recover()`` or a new backend (``WgpuBackend.acquire()``), then upload the
+    resident data again; if it recurs, split long-running work into several dispatches.
+    """
     code = "VYRE-E303"
 
 
 class OutOfMemoryError(BackendError):
+    """The GPU ran out of memory for buffers or pipelines.
+
+    Typical fix: use smaller buffers or split the work into several dispatches; ``backend.clear_cache()``
+    frees pooled buffers, ``free_resident`` releases resident ones.
+    """
     code = "VYRE-E304"
 
 
 class UnsupportedFeatureError(BackendError):
+    """The program or call needs something the adapter does not offer (f16 without ``shader-f16``,
+    subgroups, timestamps), or an escape hatch was given something it does not handle.
+
+    Typical fix: check ``backend.supports_f16()`` and friends first and fall back (f32 instead of f16),
+    or run on an adapter that has the feature (``VYRE_ADAPTER``).
+    """
     code = "VYRE-E305"
 
 
