@@ -13,13 +13,10 @@ import argparse
 import datetime as dt
 import importlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 FAMILIES = ("elementwise", "reduce", "matmul", "transfer", "latency", "sequence", "compile", "scaling")
 
@@ -34,8 +31,8 @@ def _names(text: str | None) -> list[str]:
     return names
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m benches", description=__doc__.split("\n\n")[1],
+def parse_args(argv=None, prog="python -m benches"):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes (lavapipe, CI): the whole run in about a minute")
     p.add_argument("--json", metavar="OUT", help="write the results here (a directory: <adapter-slug>.json in it)")
@@ -56,8 +53,8 @@ def out_path(arg: str, adapter_slug: str) -> Path:
     return p
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def main(argv=None, prog="python -m benches") -> int:
+    args = parse_args(argv, prog)
     only = _names(args.only) or list(FAMILIES)
     skip = set(_names(args.skip))
     families = [f for f in FAMILIES if f in only and f not in skip]
@@ -103,6 +100,7 @@ def main(argv=None) -> int:
             ctx.progress.say(f"!! {fam} failed: {type(exc).__name__}: {exc}")
         finally:
             ctx.release()
+    ctx.progress.close()
 
     doc: dict[str, Any] = {
         "schema": H.SCHEMA,
@@ -115,7 +113,7 @@ def main(argv=None) -> int:
         "vyre_version": vyre.__version__,
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "quick": bool(args.quick),
-        "command": "python -m benches " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv),
         "host": H.host_description(),
         "baselines": base.describe(),
         "families": families,

@@ -419,21 +419,42 @@ def host_description() -> dict:
 
 # ----------------------------------------------------------------------------- progress
 class Progress:
-    """One flushed line per measurement: ``[k/N elapsed] text``."""
+    """One flushed line per measurement: ``[k/N elapsed] text``; on a terminal, a tqdm bar below them."""
 
     def __init__(self, total: int, stream=None):
         self.total = total
         self.done = 0
         self.t0 = time.perf_counter()
         self.stream = stream or sys.stdout
+        self.bar = None
+
+    def _bar(self):
+        if self.bar is None and bool(getattr(self.stream, "isatty", lambda: False)()) and self.total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, file=self.stream, unit="run", dynamic_ncols=True, leave=False)
+        return self.bar
 
     def say(self, text: str) -> None:
         elapsed = time.perf_counter() - self.t0
-        print(f"[{self.done:>3}/{self.total} {elapsed:6.1f}s] {text}", file=self.stream, flush=True)
+        line = f"[{self.done:>3}/{self.total} {elapsed:6.1f}s] {text}"
+        bar = self._bar()
+        if bar is not None:
+            bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
 
     def step(self, text: str) -> None:
         self.done += 1
+        bar = self._bar()
+        if bar is not None:
+            bar.update(1)
         self.say(text)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def summary_line(rec: dict) -> str:

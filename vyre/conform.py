@@ -8,6 +8,11 @@ certificate and exits non-zero when any cell fails::
     python -m vyre.conform [--backend wgpu|reference|all] [--ops PREFIX[,PREFIX]] [--out cert.json] [--quick]
     python -m vyre.conform --catalogue docs/ops.md     # rewrite the op catalogue
 
+(``vyre conform`` is the same run.) The certificate goes to ``--out``, by default
+``conformance.json`` in the user cache directory (``platformdirs.user_cache_dir("vyre")``, e.g.
+``~/.cache/vyre/conformance.json`` on Linux; :func:`default_certificate_path`); its path is printed.
+On a terminal the progress is a tqdm bar; otherwise one line per op.
+
 Certificate: vyre version, adapter identity, and for each op its id, tolerance, program
 fingerprints and, per witness, the witness hash (sha256 of params and input bytes), the
 output hashes per backend, pass/fail per backend cell and the largest error seen (in ulps
@@ -28,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -230,26 +236,33 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
 
 
 class _Progress:
-    """A plain-text progress bar: redrawn with \\r on a terminal, one line per op otherwise."""
+    """A tqdm bar on a terminal; one line per op otherwise (a log, e.g. in CI)."""
 
-    def __init__(self, total: int, stream, width: int = 30):
-        self.total, self.stream, self.width, self.done = total, stream, width, 0
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+    def __init__(self, total: int, stream):
+        self.total, self.stream, self.done = total, stream, 0
+        self.bar = None
+        if bool(getattr(stream, "isatty", lambda: False)()):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=stream, unit="op", dynamic_ncols=True, leave=False)
 
     def step(self, entry: dict) -> None:
         self.done += 1
         cells = "  ".join(f"{b} {s.upper()}" for b, s in entry["cells"].items())
-        if self.tty:
-            fill = self.width * self.done // max(1, self.total)
-            bar = "#" * fill + "." * (self.width - fill)
-            self.stream.write(f"\r[{bar}] {self.done}/{self.total} {entry['id'][:40]:<40}")
+        if self.bar is not None:
+            self.bar.set_description_str(entry["id"][:32], refresh=False)
+            self.bar.update(1)
             if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            n = len(entry["witnesses"])
-            witnesses = f"{n} witness{'es' if n != 1 else ''}"
-            self.stream.write(f"[{self.done}/{self.total}] {entry['id']}: {cells} ({witnesses})\n")
+                self.bar.close()
+            return
+        n = len(entry["witnesses"])
+        witnesses = f"{n} witness{'es' if n != 1 else ''}"
+        self.stream.write(f"[{self.done}/{self.total}] {entry['id']}: {cells} ({witnesses})\n")
         self.stream.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def run(specs=None, backends=BACKENDS, quick: bool = False, ops=None, stream=None) -> dict:
@@ -267,11 +280,15 @@ def run(specs=None, backends=BACKENDS, quick: bool = False, ops=None, stream=Non
     progress = _Progress(len(specs), stream) if stream is not None else None
     started = time.perf_counter()
     entries = []
-    for spec in specs:
-        entry = check_op(spec, opened, quick)
-        entries.append(entry)
+    try:
+        for spec in specs:
+            entry = check_op(spec, opened, quick)
+            entries.append(entry)
+            if progress:
+                progress.step(entry)
+    finally:
         if progress:
-            progress.step(entry)
+            progress.close()
     counts = {PASS: 0, FAIL: 0, SKIP: 0, ERROR: 0}
     for e in entries:
         for s in e["cells"].values():
@@ -367,11 +384,38 @@ def catalogue_markdown(specs=None) -> str:
 
 
 # ----------------------------------------------------------------------------- command line
+def default_certificate_path() -> Path:
+    """Where the certificate goes without ``--out``: ``conformance.json`` in the user cache directory."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("vyre")) / "conformance.json"
+
+
+def execute(backends=BACKENDS, prefixes=(), out: str | Path | None = None, quick: bool = False, specs=None,
+            stream=None) -> int:
+    """Run, write the certificate (``out``, default :func:`default_certificate_path`), print the matrix and
+    the certificate's path to ``stream`` (default stdout); returns the exit status (0 when every cell passed)."""
+    stream = sys.stdout if stream is None else stream
+    path = Path(out) if out else default_certificate_path()
+    cert = run(specs, backends, quick, list(prefixes), stream=stream)
+    if not cert["ops"]:
+        print(f"no op matches --ops {','.join(prefixes)!r}", file=sys.stderr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(cert, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(matrix(cert), file=stream)
+    print(f"certificate: {path}", file=stream)
+    return 0 if cert["summary"]["passed"] else 1
+
+
 def main(argv=None, specs=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vyre.conform", description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", help="backend column(s) to run")
     ap.add_argument("--ops", default="", help="comma-separated id or category prefixes (default: every op)")
-    ap.add_argument("--out", default="conformance.json", help="where to write the JSON certificate")
+    ap.add_argument("--out", default=None,
+                    help="where to write the JSON certificate (default: conformance.json in the user cache "
+                         f"directory, here {default_certificate_path()})")
     ap.add_argument("--quick", action="store_true", help="only each op's smallest witness")
     ap.add_argument("--catalogue", metavar="PATH", help="write the op catalogue (markdown) to PATH and exit")
     args = ap.parse_args(argv)
@@ -382,15 +426,7 @@ def main(argv=None, specs=None) -> int:
         return 0
     backends = BACKENDS if args.backend == "all" else (args.backend,)
     prefixes = [p for p in args.ops.split(",") if p]
-    cert = run(specs, backends, args.quick, prefixes, stream=sys.stdout)
-    if not cert["ops"]:
-        print(f"no op matches --ops {args.ops!r}", file=sys.stderr)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(cert, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(matrix(cert))
-    print(f"certificate: {args.out}")
-    return 0 if cert["summary"]["passed"] else 1
+    return execute(backends, prefixes, args.out, args.quick, specs)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,11 @@ def _digest(text: str, n: int = 16) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
 
 
+def contract_dir_name(contract: str) -> str:
+    """The name of a lowering contract's directory under the root (``wgsl-<digest>``)."""
+    return f"{DIR_PREFIX}{_digest(contract)}"
+
+
 # ---- LoweredProgram <-> payload ---------------------------------------------------------
 def lowered_to_payload(lowered: LoweredProgram) -> dict[str, Any]:
     return {
@@ -141,7 +146,7 @@ class DiskCache:
     def __init__(self, root: Path | str, contract: str, stats: Counters):
         self.root = Path(root)
         self.contract = contract
-        self.dir = self.root / f"{DIR_PREFIX}{_digest(contract)}"
+        self.dir = self.root / contract_dir_name(contract)
         self.stats = stats
         self.max_bytes = default_max_bytes()
         self._writes = 0
@@ -429,4 +434,5 @@ def clear(root: Path | str) -> PruneResult:
 
 
 __all__ = ["DiskCache", "default_root", "default_max_bytes", "lowered_to_payload", "payload_to_lowered", "scan",
-           "prune", "clear", "Summary", "Entry", "PruneResult", "ENV_VAR", "MAX_ENV_VAR", "DEFAULT_MAX_MB"]
+           "contract_dir_name", "prune", "clear", "Summary", "Entry", "PruneResult", "ENV_VAR", "MAX_ENV_VAR",
+           "DEFAULT_MAX_MB"]
