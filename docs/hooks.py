@@ -7,6 +7,9 @@
   ``python -m vyre.conform --catalogue docs/ops.md`` writes), so the site is current even when the
   committed file is not.
 
+It also drops the reST roles (``:class:``, ``:meth:``, ...) that the docstrings use in front of a name,
+which mkdocstrings' Markdown shows as text: the name stays, as code.
+
 A class without a docstring or without a ``Typical fix:`` paragraph fails the build (``mkdocs build
 --strict`` runs in ``make test``): a new error class needs its entry.
 """
@@ -86,3 +89,10 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001
 
         return catalogue_markdown()
     return markdown
+
+
+_ROLE = re.compile(r":(?:class|meth|func|data|attr|mod|exc|obj|const):(<code>)")
+
+
+def on_page_content(html: str, page, config, files) -> str:  # noqa: ARG001 (mkdocs' signature)
+    return _ROLE.sub(r"\1", html)

@@ -93,3 +93,10 @@ def test_getting_started_snippet_runs(gpu, capsys):
     assert len(blocks) == 1
     exec(compile(blocks[0], f"{DOCS / 'index.md'}", "exec"), {"__name__": "__index_md__"})
     assert capsys.readouterr().out.strip()
+
+
+def test_rest_roles_become_plain_code():
+    # mkdocstrings shows the docstrings' :class:`X` as ":class:" followed by X as code: the hook keeps the code
+    html = '<p>Create with :meth:<code>acquire</code> or a :class:<code>BufRef</code>; a:b:<code>c</code></p>'
+    out = _hooks().on_page_content(html, None, None, None)
+    assert out == "<p>Create with <code>acquire</code> or a <code>BufRef</code>; a:b:<code>c</code></p>"
