@@ -9,7 +9,7 @@
 //   {grid, counts}) inside validation, internal and out-of-memory error scopes, with an uncapturederror
 //   listener. The null backend runs no shader, so the outputs' values are meaningless; their types and
 //   lengths are reported. Result: {"id", "ok", "error", "scoped": [...], "uncaptured": [...], "outputs":
-//   {name: {"type", "length"}}, "skipped": reason when the null adapter lacks a limit the module needs}.
+//   {name: {"type", "length"}}, "plan": the module's plan() (grid, workgroups, params words, counts), "skipped": reason when the null adapter lacks a limit the module needs}.
 // * A call {"id", "module", "fn", "args": [...]} awaits the module's exported function fn(...args) and
 //   reports {"id", "value"} (TypedArrays as plain arrays) or {"id", "error", "kind"}.
 // A last line {"summary": {...}}. Exit code 0, or 2 when the driver itself failed.
@@ -30,13 +30,19 @@ async function load(path) {
   return modules.get(path);
 }
 
-const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+// JSON-ready: TypedArrays as plain arrays, recursively
+function plain(v) {
+  if (ArrayBuffer.isView(v)) return Array.from(v);
+  if (Array.isArray(v)) return v.map(plain);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}
 
 for (const call of jobs.calls || []) {
   const mod = await load(call.module);
   try {
     const value = await mod[call.fn](...call.args);
-    emit({ id: call.id, value: Array.isArray(value) ? value.map(plain) : plain(value) });
+    emit({ id: call.id, value: plain(value) });
   } catch (e) {
     emit({ id: call.id, error: String(e.message), kind: e.kind || e.name });
   }
@@ -80,7 +86,11 @@ for (const job of jobs.runs || []) {
   device.pushErrorScope('out-of-memory');
   let error = null;
   const outputs = {};
+  let plan = null;
   try {
+    const p = mod.plan(inputs, { grid: job.grid, counts: job.counts || {} });
+    plan = { grid: p.grid, workgroups: p.workgroups, params: Array.from(p.params),
+      bytes: p.buffers.map((q) => (q.bytes ? q.bytes.byteLength : null)), counts: p.buffers.map((q) => q.count) };
     const result = await mod.run(device, inputs, { grid: job.grid, counts: job.counts || {} });
     for (const [name, v] of Object.entries(result)) outputs[name] = { type: v.constructor.name, length: v.length };
   } catch (e) {
@@ -93,7 +103,7 @@ for (const job of jobs.runs || []) {
   }
   await device.queue.onSubmittedWorkDone();
   done += 1;
-  emit({ id: job.id, ok: !error && !scoped.length && !uncaptured.length, error, scoped, uncaptured, outputs });
+  emit({ id: job.id, ok: !error && !scoped.length && !uncaptured.length, error, scoped, uncaptured, outputs, plan });
 }
 if (device) device.destroy();
 const version = JSON.parse(readFileSync(new URL('./node_modules/webgpu/package.json', import.meta.url))).version;
