@@ -157,6 +157,7 @@ export function fromStorage(name, bytes, count, options = {}) {
 }
 
 function fromStorageOf(b, bytes, count, { f16Bits = false } = {}) {
+  if (Array.isArray(bytes)) bytes = new Uint8Array(bytes);
   const view = bytes instanceof ArrayBuffer ? bytes : bytes.buffer.slice(bytes.byteOffset,
     bytes.byteOffset + bytes.byteLength);
   const src = new STORAGE_ARRAYS[b.storage.array](view);
