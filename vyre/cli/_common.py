@@ -62,9 +62,10 @@ def describe_exception(exc: BaseException, where: str | None = None) -> str:
     if isinstance(code, str) and code.startswith("VYRE-"):
         text = f"{code} {text}"
     if where is not None:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == Path(where)]
+        target = Path(where).resolve()
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == target]
         if frames:
-            text += f" (at {frames[-1].filename}:{frames[-1].lineno})"
+            text += f" (at {where}:{frames[-1].lineno})"
     return text
 
 
