@@ -426,6 +426,9 @@ async function runOf(device, manifest, wgsl, inputs, { grid, counts, f16Bits }) 
       return { q, staging };
     });
     device.queue.submit([encoder.finish()]);
+  } catch (e) {
+    for (const buf of created) buf.destroy();
+    throw e;
   } finally {
     const validation = await device.popErrorScope();
     const oom = await device.popErrorScope();
