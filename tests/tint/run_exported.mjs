@@ -8,11 +8,13 @@
 //   requestDevice({gpu}) on the null backend (a fresh one every few runs) and awaits run(device, inputs,
 //   {grid, counts}) inside validation, internal and out-of-memory error scopes, with an uncapturederror
 //   listener. The null backend runs no shader, so the outputs' values are meaningless; their types and
-//   lengths are reported. Result: {"id", "ok", "error", "scoped": [...], "uncaptured": [...], "outputs":
-//   {name: {"type", "length"}}, "plan": the module's plan() (grid, workgroups, params words, counts), "skipped": reason when the null adapter lacks a limit the module needs}.
+//   lengths are reported. Result: {"id", "ok", "error", "scoped": [...], "uncaptured": [...],
+//   "outputs": {name: {"type", "length"}}, "plan": the module's plan() (grid, workgroups, params words,
+//   counts)}, or {"id", "ok": false, "skipped": why} when the null adapter lacks a feature or limit
+//   the module's requestDevice() asks for.
 // * A call {"id", "module", "fn", "args": [...]} awaits the module's exported function fn(...args) and
 //   reports {"id", "value"} (TypedArrays as plain arrays) or {"id", "error", "kind"}.
-// A last line {"summary": {...}}. Exit code 0, or 2 when the driver itself failed.
+// A last line {"summary": {...}}. Exit code 0; any other when the driver itself failed.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
