@@ -244,7 +244,8 @@ class _Progress:
         if bool(getattr(stream, "isatty", lambda: False)()):
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, file=stream, unit="op", dynamic_ncols=True, leave=False)
+            self.bar = tqdm(total=total, file=stream, unit="op", dynamic_ncols=True, leave=False, mininterval=0,
+                            miniters=1)
 
     def step(self, entry: dict) -> None:
         self.done += 1
