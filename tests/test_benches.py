@@ -118,3 +118,25 @@ def test_targets_pass_fail_and_na():
     got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
     assert got == {"elementwise": "pass", "reduce": "n.a.", "upload": "fail", "readback": "pass", "sequence": "pass",
                    "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a."}
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from benches._harness import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    pipe, tty = io.StringIO(), Tty()
+    for stream in (pipe, tty):
+        p = Progress(2, stream)
+        p.say("-- family")
+        p.step("first")
+        p.step("second")
+        p.close()
+    assert "\r" not in pipe.getvalue() and pipe.getvalue().splitlines()[-1].endswith("] second")
+    text = tty.getvalue()
+    assert "\r" in text and "2/2 [" in text and "run/s]" in text  # a tqdm bar under the lines
+    assert "] first\n" in text and "] second\n" in text

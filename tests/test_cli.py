@@ -89,6 +89,8 @@ def test_help_version_and_python_m_vyre(cli):
     for c in SUBCOMMANDS:
         assert cli(c, "--help").returncode == 0, c
     _one_line_error(cli("frobnicate"), 2, "No such command", "vyre --help")
+    r = cli()  # no command: the help
+    assert r.returncode == 2 and r.err.startswith("Usage: vyre [OPTIONS] COMMAND") and "Commands:" in r.err
     _one_line_error(cli("info", "--frob"), 2, "vyre info: error:", "--frob")
 
 

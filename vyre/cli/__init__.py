@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None, prog_name: str = "vyre") -> int:
     try:
         rv = cli.main(args=args, prog_name=prog_name, standalone_mode=False)
     except click.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare `vyre` or `vyre cache`: the help, as click does
+            click.echo(exc.format_message(), err=True)
+            return USAGE
         path = exc.ctx.command_path if exc.ctx is not None else prog_name
         _error(path, f"{exc.format_message()} (see '{path} --help')")
         return USAGE
