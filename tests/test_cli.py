@@ -94,6 +94,18 @@ def test_help_version_and_python_m_vyre(cli):
     _one_line_error(cli("info", "--frob"), 2, "vyre info: error:", "--frob")
 
 
+def test_packaging_declares_the_script_and_the_benches():
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "vyre"]
+    assert ep.value == "vyre.cli:main"
+    # benches is a top-level package of the distribution: importable from a directory that is not the checkout
+    r = subprocess.run([sys.executable, "-c", "import benches.__main__ as m; print(m.FAMILIES[0])"],
+                       capture_output=True, text=True, cwd=Path(sys.executable).parent,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert r.returncode == 0 and r.stdout.strip() == "elementwise", r.stderr
+
+
 def test_importing_vyre_does_not_import_the_cli():
     code = "import sys, vyre; bad = [m for m in ('vyre.cli', 'click', 'tqdm') if m in sys.modules]; assert not bad, bad"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

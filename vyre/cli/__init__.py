@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from .. import __version__
 from ._common import RUNTIME, USAGE, CliError, describe_exception, one_line
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -26,7 +27,7 @@ def track(ctx: click.Context) -> None:
 
 
 @click.group(context_settings=CONTEXT)
-@click.version_option(package_name="vyre", prog_name="vyre", message="%(prog)s %(version)s")
+@click.version_option(version=__version__, prog_name="vyre", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """vyre: a WebGPU compute runtime with a typed IR compiler.
