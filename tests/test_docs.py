@@ -100,3 +100,27 @@ def test_rest_roles_become_plain_code():
     html = '<p>Create with :meth:<code>acquire</code> or a :class:<code>BufRef</code>; a:b:<code>c</code></p>'
     out = _hooks().on_page_content(html, None, None, None)
     assert out == "<p>Create with <code>acquire</code> or a <code>BufRef</code>; a:b:<code>c</code></p>"
+
+
+def test_cli_page_covers_every_command_and_option():
+    # docs/cli.md describes the `vyre` command as it is: every subcommand and each of its long options
+    import click
+
+    from vyre.cli import cli
+
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    missing: list[str] = []
+
+    def visit(group: click.Group, prefix: str) -> None:
+        for name, command in group.commands.items():
+            path = f"{prefix} {name}"
+            if f"`{path}" not in text:
+                missing.append(path)
+            for param in command.params:
+                missing.extend(f"{path} {opt}" for opt in param.opts
+                               if opt.startswith("--") and opt != "--help" and opt not in text)
+            if isinstance(command, click.Group):
+                visit(command, path)
+
+    visit(cli, "vyre")
+    assert not missing, f"docs/cli.md does not mention {missing}: describe them there"
