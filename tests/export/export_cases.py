@@ -1,8 +1,8 @@
-"""What the export tests export and run: every op's programs and the parity corpus.
+"""What the export tests export and run: every op's programs, the parity corpus and fuzzed programs.
 
 :func:`collect` gives one :class:`Exported` per distinct program (by fingerprint) with the element
 counts and grid of its first use: an op pipeline step (its pipeline buffers' counts and the
-step's grid; inputs are zeros), or a parity case (its real inputs and config).
+step's grid; inputs are zeros), a parity case or a fuzzed program (its real inputs and config).
 :func:`export_all` writes each with :func:`vyre.export.export_program`; :func:`run_node` sends runs
 and calls to one ``node tests/tint/run_exported.mjs`` process (Dawn's null backend).
 """
@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,10 +69,36 @@ def _corpus_uses():
         yield f"corpus {c.name}", program, list(inputs), config or DispatchConfig(), True
 
 
+FUZZ_DIR = Path(__file__).resolve().parent.parent / "fuzz"
+FUZZ_PER_FAMILY = 20  # x 5 families, derandomized (the same sample every run)
+
+
+def _fuzz_uses():
+    """A derandomized sample of the fuzzer's programs (tests/fuzz/strategies.py) with their inputs and grid."""
+    if not (FUZZ_DIR / "strategies.py").is_file():
+        return
+    if str(FUZZ_DIR) not in sys.path:
+        sys.path.insert(0, str(FUZZ_DIR))
+    import strategies
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    drawn: list = []
+    for family in strategies.FAMILIES:
+        @settings(max_examples=FUZZ_PER_FAMILY, derandomize=True, database=None, phases=[Phase.generate],
+                  deadline=None, suppress_health_check=list(HealthCheck))
+        @given(strategies.fuzz_cases(family, f16=family in ("float", "vector")))
+        def draw(case):
+            drawn.append(case)
+
+        draw()
+    for k, case in enumerate(drawn):
+        yield f"fuzz {case.family} {k}", case.program, list(case.inputs), case.config, True
+
+
 def collect() -> list[Exported]:
     seen: set[str] = set()
     out: list[Exported] = []
-    for label, program, inputs, config, real in [*_op_uses(), *_corpus_uses()]:
+    for label, program, inputs, config, real in [*_op_uses(), *_corpus_uses(), *_fuzz_uses()]:
         if program.fingerprint in seen:
             continue
         seen.add(program.fingerprint)

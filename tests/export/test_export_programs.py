@@ -1,4 +1,4 @@
-"""Every op's programs and the parity corpus, exported with vyre.export (issue 12).
+"""Every op's programs, the parity corpus and a sample of fuzzed programs, exported with vyre.export (issue 12).
 
 * the manifest describes the program (bindings, dtypes, access, counts, WGSL types, features,
   fingerprint, params words, grid rule) and the files hold the lowering's WGSL;
