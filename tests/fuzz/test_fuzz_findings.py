@@ -10,6 +10,8 @@ import pytest
 from vyre.backends.float_model import check_under_model
 from vyre.ir.builder import ProgramBuilder
 
+from gpu_policy import skip_or_fail
+
 
 def _check(gpu, program, inputs, grid=(1, 1, 1)):
     got = gpu.dispatch(program, inputs, config=grid)
@@ -19,7 +21,7 @@ def _check(gpu, program, inputs, grid=(1, 1, 1)):
 
 def _needs_f16(gpu):
     if not gpu.supports_f16():
-        pytest.skip("the adapter has no shader-f16")
+        skip_or_fail("the adapter has no shader-f16")
 
 
 # Fixed in bd84ff6 (found by the fuzzer at a2871ca): `%` on vec2/vec4<f16> rendered vec2<f16>(_rem_f32(...), ...)

@@ -27,13 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DispatchError
-from ..ir.nodes import Builtin, BuiltinName
 from ..ir.program import BufferDecl, Program
-from ..ir.traverse import iter_exprs
 from ..ir.types import Access, DataType
 from .config import DispatchConfig
-
-MAX_WORKGROUPS_PER_DIM = 65535
+from .grid import MAX_WORKGROUPS_PER_DIM, GridFacts, default_grid, fold_grid, grid_for_count
 
 
 @dataclass
@@ -272,49 +269,6 @@ def _normalize_inputs(program: Program, inputs) -> list:
     return list(inputs)
 
 
-def grid_for_count(program: Program, count: int) -> tuple[int, int, int]:
-    """One invocation per element of a buffer of ``count`` elements: ``ceil(count / invocations)``
-    workgroups along x (at least 1, so an empty buffer still gets one guarded workgroup)."""
-    return (max(1, -(-count // program.workgroup_invocations)), 1, 1)
-
-
-def default_grid(program: Program, plans: Sequence[BufferPlan]) -> tuple[int, int, int]:
-    """The grid of a dispatch given without one: the one shared rule of every dispatch path.
-
-    * ``program.grid_from`` names a buffer: one invocation per element of that buffer;
-    * else one invocation per element of the first writable buffer (the first buffer when
-      none is writable), but only where that cannot silently cover part of the work: a
-      DispatchError (before any GPU work) when the program reads ``global_id``,
-      ``workgroup_id`` or ``num_workgroups`` along y or z (vyre cannot tell the grid's shape),
-      or when a readable storage buffer has more elements than that buffer (vyre cannot tell
-      whether the inputs or the outputs drive the work).
-    """
-    lay = _layout(program)
-    if lay.grid_from is not None:
-        return grid_for_count(program, plans[lay.grid_from].count)
-    if not plans:
-        return (1, 1, 1)
-    basis = next((p for p in plans if p.is_output), plans[0])
-    fix = (f"pass an explicit grid (DispatchConfig(grid=...)), or build the program with grid_from='name' "
-           f"(ProgramBuilder({program.name!r}, grid_from=...)) naming the buffer with one element per invocation")
-    if lay.multi_dim is not None:
-        raise DispatchError(
-            f"program {program.name!r} has no grid: it reads {lay.multi_dim}, so its grid has a y/z shape "
-            f"vyre cannot infer (the default grid runs ceil({basis.decl.name!r} count {basis.count} / "
-            f"{program.workgroup_invocations}) workgroups along x only)",
-            fix="pass an explicit grid, e.g. DispatchConfig(grid=(gx, gy)) with one workgroup per tile")
-    bigger = [(p.decl.name, p.count) for p in plans
-              if p.is_input and p.decl.access is not Access.UNIFORM and p.count > basis.count]
-    if bigger:
-        listed = ", ".join(f"{n!r} ({c})" for n, c in bigger)
-        raise DispatchError(
-            f"program {program.name!r} has no grid, and the default (one invocation per element of its first "
-            f"writable buffer {basis.decl.name!r}, {basis.count} elements) would not cover the larger input "
-            f"buffer(s) {listed}: vyre cannot tell whether the inputs or the outputs drive the work",
-            fix=fix)
-    return grid_for_count(program, basis.count)
-
-
 def _check_binding_size(decl: BufferDecl, nbytes: int, max_storage_bytes: int | None) -> None:
     if max_storage_bytes is not None and decl.access is not Access.UNIFORM and nbytes > max_storage_bytes:
         raise DispatchError(
@@ -326,15 +280,14 @@ def _check_binding_size(decl: BufferDecl, nbytes: int, max_storage_bytes: int | 
 
 def _finish_plan(program: Program, plans: list[BufferPlan], config: DispatchConfig) -> DispatchPlan:
     """The plan with its logical grid: the configured one, else :func:`default_grid`."""
-    grid = config.grid if config.grid is not None else default_grid(program, plans)
+    grid = config.grid if config.grid is not None else default_grid(program, plans, _layout(program).grid)
     return DispatchPlan(program=program, buffers=plans, grid=grid)
 
 
 class _Layout:
     """What planning needs of a program that does not depend on the inputs (computed once per program)."""
 
-    __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input", "grid_from",
-                 "multi_dim")
+    __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input", "grid")
 
     def __init__(self, program: Program):
         self.program = program
@@ -346,22 +299,7 @@ class _Layout:
         # per buffer in binding order: (decl, index, readable, element bytes, storage-size checked?)
         self.specs = [(d, k, d.access.readable, d.dtype.element_nbytes, d.access is not Access.UNIFORM)
                       for k, d in enumerate(self.decls)]
-        # default grid (see default_grid): the binding-order index of grid_from, and the first y/z grid
-        # built-in the program reads (as text, for the error), None when it reads none
-        self.grid_from = next((k for k, d in enumerate(self.decls) if d.name == program.grid_from), None)
-        self.multi_dim = _multi_dim_builtin(program)
-
-
-_GRID_SHAPED = frozenset({BuiltinName.GLOBAL_ID, BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS})
-
-
-def _multi_dim_builtin(program: Program) -> str | None:
-    """The first of ``global_id``, ``workgroup_id``, ``num_workgroups`` along y or z the program reads
-    (``"global_id(1)"``), or None: such a program's grid has a shape the default grid cannot guess."""
-    for e in iter_exprs(program.body):
-        if type(e) is Builtin and e.name in _GRID_SHAPED and e.axis in (1, 2):
-            return f"{e.name.value}({e.axis})"
-    return None
+        self.grid = GridFacts(program)  # what the default grid depends on
 
 
 _LAYOUTS: dict[int, tuple[Program, _Layout]] = {}
@@ -426,26 +364,6 @@ def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None
             _check_binding_size(decl, nbytes, max_storage_bytes)
         plans.append(BufferPlan(decl=decl, index=k, count=count, nbytes=nbytes, data=data))
     return _finish_plan(program, plans, config)
-
-
-def fold_grid(grid: tuple[int, int, int], max_per_dim: int = MAX_WORKGROUPS_PER_DIM) -> tuple[int, int, int]:
-    """Workgroup counts to dispatch for a logical grid: its total folded into x, y, z.
-
-    The shader recomputes the logical ids from the linear workgroup index and returns
-    early from the surplus workgroups, so the result is always correct.
-    """
-    total = grid[0] * grid[1] * grid[2]
-    if total == 0:
-        return (0, 0, 0)
-    x = min(total, max_per_dim)
-    y = min(math.ceil(total / x), max_per_dim)
-    z = math.ceil(total / (x * y))
-    if z > max_per_dim:
-        raise DispatchError(
-            f"grid {grid} has {total} workgroups, more than {max_per_dim}^3 can address",
-            fix="use larger workgroups or a grid-stride loop",
-        )
-    return (x, y, z)
 
 
 def params_words(plan: DispatchPlan) -> np.ndarray:

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ..backends import host
+from ..backends.grid import GridFacts
 from ..ir.program import Program
 from ..ir.types import Access, DataType
 from ..lower import PARAMS_BINDING, PARAMS_GROUP, PARAMS_NAME, LoweredProgram
@@ -86,7 +87,7 @@ def _buffer(decl: Any, index: int, atomic: bool) -> dict[str, Any]:
 
 def _grid(program: Program) -> dict[str, Any]:
     """The default-grid rule of ``host.default_grid`` for this program, as data."""
-    lay = host._layout(program)
+    lay = GridFacts(program)
     decls = program.sorted_buffers
     inv = program.workgroup_invocations
     rule: dict[str, Any] = {
