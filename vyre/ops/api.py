@@ -52,7 +52,10 @@ def call(op_id: str, backend: Backend, *arrays: Any, **kwargs: Any) -> Any:
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
-    outs = execute(backend, pipeline_for(op_id, params), arrays)
+    inputs = spec.to_device(*arrays) if spec.to_device else arrays
+    outs = execute(backend, pipeline_for(op_id, params), inputs)
+    if spec.from_device:
+        outs = spec.from_device(outs, arrays)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -130,6 +130,10 @@ class OpSpec:
     needs: frozenset = field(default_factory=frozenset)  # adapter features, e.g. {"shader-f16"}
     tolerance_for: Callable[[dict], Tolerance] | None = None  # per-params override (e.g. f16)
     needs_for: Callable[[dict], frozenset] | None = None  # extra per-params features (e.g. f16 params)
+    # convenience layer only: the caller's arrays -> the pipeline's inputs, and the pipeline's outputs
+    # (with the caller's arrays) -> what the caller gets (e.g. complex64 <-> interleaved f32 pairs)
+    to_device: Callable[..., tuple] | None = None
+    from_device: Callable[[list, tuple], list] | None = None
 
     def tolerance_of(self, params: dict) -> Tolerance:
         return self.tolerance_for(params) if self.tolerance_for else self.tolerance
