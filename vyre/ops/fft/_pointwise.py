@@ -44,8 +44,12 @@ def chirp_pad(n: int, padded: int, rows: int) -> Program:
     a = b.buffer("a", C2, access="write", count=padded * rows)
     i = b.global_index()
     j = b.let(i % padded)
-    with b.if_((i < padded * rows) & (j < n)):
-        a[i] = _cmul(b, x[(i / padded) * n + j], chirp[j])
+    with b.if_(i < padded * rows):
+        # every element is written (zeros too): resident sequences reuse buffers without clearing
+        with b.if_(j < n):
+            a[i] = _cmul(b, x[(i / padded) * n + j], chirp[j])
+        with b.else_():
+            a[i] = b.vec(C2, 0.0)
     return b.build()
 
 
@@ -56,10 +60,9 @@ def chirp_kernel(n: int, padded: int) -> Program:
     k = b.buffer("k", C2, access="write", count=padded)
     i = b.global_index()
     with b.if_(i < padded):
-        with b.if_(i < n):
-            k[i] = _conj(b, chirp[i])
-        with b.if_(i > padded - n):
-            k[i] = _conj(b, chirp[padded - i])
+        head, tail = b.let(i < n), b.let(i > padded - n)
+        src = b.let(b.select(head, i, b.select(tail, padded - i, 0)))
+        k[i] = b.select(head | tail, _conj(b, chirp[src]), b.vec(C2, 0.0))
     return b.build()
 
 
