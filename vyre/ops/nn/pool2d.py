@@ -220,6 +220,9 @@ def _params(op: str, x, kernel_size, stride, padding, ceil_mode) -> dict:
         raise DispatchError(f"{op}: x has dtype {x.dtype} and shape {x.shape}; expected a non-empty float32 or "
                             "float16 array of 4 dims (N, C, H, W)",
                             fix="pass x as float32 (or float16) in NCHW layout, e.g. x[None] for a single image")
+    if any(isinstance(v, np.ndarray) for v in (kernel_size, stride, padding, ceil_mode)):
+        raise DispatchError(f"{op}: an array was given where kernel_size/stride/padding/ceil_mode belong",
+                            fix="pass x alone positionally and the rest as keywords, e.g. kernel_size=2")
     if not isinstance(ceil_mode, (bool, np.bool_)):
         raise DispatchError(f"{op}: ceil_mode must be a bool, got {ceil_mode!r}", fix="pass ceil_mode=True or False")
     n, c, h, w = (int(d) for d in x.shape)
@@ -232,7 +235,15 @@ def _params(op: str, x, kernel_size, stride, padding, ceil_mode) -> dict:
             "padding": list(geo[2]), "ceil_mode": bool(ceil_mode), "dtype": name}
 
 
-def params_max(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, return_indices=False) -> dict:
+def _no_unknown(op: str, unknown: dict, known: str) -> None:
+    if unknown:
+        raise DispatchError(f"{op}: unknown parameter(s) {sorted(unknown)} (dilation is not supported)",
+                            fix=f"pass only {known}")
+
+
+def params_max(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, return_indices=False,
+               **unknown) -> dict:
+    _no_unknown("nn.max_pool2d", unknown, "kernel_size, stride, padding, ceil_mode and return_indices")
     if kernel_size is None:
         raise DispatchError("nn.max_pool2d: kernel_size is required", fix="pass kernel_size=k or (kh, kw)")
     if not isinstance(return_indices, (bool, np.bool_)):
@@ -243,7 +254,9 @@ def params_max(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, ret
 
 
 def params_avg(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None) -> dict:
+               divisor_override=None, **unknown) -> dict:
+    _no_unknown("nn.avg_pool2d", unknown,
+                "kernel_size, stride, padding, ceil_mode, count_include_pad and divisor_override")
     if kernel_size is None:
         raise DispatchError("nn.avg_pool2d: kernel_size is required", fix="pass kernel_size=k or (kh, kw)")
     if not isinstance(count_include_pad, (bool, np.bool_)):
