@@ -22,6 +22,18 @@ _LAZY = {
     "ReferenceBackend": ("vyre.backends.reference", "ReferenceBackend"),
     "WgpuBackend": ("vyre.backends.wgpu", "WgpuBackend"),
     "errors": ("vyre.errors", None),
+    "default_backend": ("vyre.backends.default", "default_backend"),
+    # @vyre.kernel front end (vyre/kernel): the decorator, annotations and the intrinsics of kernel bodies
+    "kernel": ("vyre.kernel", "kernel"),
+    "Kernel": ("vyre.kernel.kernel", "Kernel"),
+    "func": ("vyre.kernel.funcs", "func"),
+    **{n: ("vyre.kernel.types", n) for n in ("In", "Out", "InOut", "f32", "f16", "i32", "u32", "bool_")},
+    **{n: ("vyre.kernel.intrinsics", n) for n in (
+        "tid", "tid2", "tid3", "local_id", "group_id", "shared", "barrier", "select", "fma", "pow", "bitcast",
+        "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "tanh", "floor", "ceil", "round",
+        "trunc", "fract", "sign", "popcount", "reverse_bits", "clz", "ctz", "atomic_add", "atomic_sub",
+        "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange", "atomic_load",
+        "atomic_cas")},
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -4,6 +4,8 @@ Hierarchy::
 
     VyreError
     ├── ValidationError          (program rejected before lowering; carries .issues)
+    │   ├── BuilderError
+    │   └── KernelError          (a @vyre.kernel function could not be translated)
     ├── LoweringError            (program could not be turned into WGSL)
     └── BackendError
         ├── NoAdapterError
@@ -106,6 +108,31 @@ class BuilderError(ValidationError, TypeError):
     code = "VYRE-E101"
 
 
+class KernelError(ValidationError):
+    """A ``@vyre.kernel`` (or ``@vyre.func``) function could not be turned into a program: it uses Python
+    that vyre does not translate (a closure, an arbitrary call, ``try``, a comprehension...), mixes types
+    without a cast, or the program built from it failed validation. The message names the kernel, the file
+    and line of the offending code and quotes it: ``kernel blur, blur.py:12: `a / b`: ...``.
+
+    ``.kernel``, ``.filename``, ``.line`` and ``.segment`` hold those parts; ``.issues`` has one issue
+    (rule ``"kernel"``, path ``file:line``), or the validator's issues for a program that failed validation.
+
+    Typical fix: change the quoted source as the ``Fix:`` line says (e.g. ``f32(i)`` to mix an int with a
+    float, ``a // b`` for integer division); the accepted Python is listed in :mod:`vyre.kernel`.
+    """
+
+    code = "VYRE-E102"
+
+    def __init__(self, kernel: str, filename: str, line: int, segment: str, message: str, fix: str,
+                 issues: list[ValidationIssue] | None = None):
+        self.kernel, self.filename, self.line, self.segment = kernel, filename, line, segment
+        self.program_name = kernel
+        self.issues = list(issues) if issues else [ValidationIssue("kernel", f"{filename}:{line}", segment,
+                                                                   message, fix)]
+        where = f"kernel {kernel}, {filename}:{line}"
+        VyreError.__init__(self, f"{where}: `{segment}`: {message}" if segment else f"{where}: {message}", fix=fix)
+
+
 class LoweringError(VyreError):
     """The program could not be turned into WGSL, or the GPU's shader compiler rejected the WGSL vyre
     generated (a vyre bug, or a driver that rejects valid WGSL).
@@ -180,6 +207,7 @@ __all__ = [
     "ValidationIssue",
     "ValidationError",
     "BuilderError",
+    "KernelError",
     "LoweringError",
     "BackendError",
     "NoAdapterError",

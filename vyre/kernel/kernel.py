@@ -1,0 +1,165 @@
+"""The ``@vyre.kernel`` decorator and the :class:`Kernel` it returns: specialization cache, launch,
+``program()`` and ``wgsl()``."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, overload
+
+import numpy as np
+
+from ..errors import DispatchError
+from ..ir.program import Program
+from .build import Spec, build_program, param_annotations
+from .launch import bind, check_dim, run
+from .source import Source
+from .types import ArrayType, DType
+
+_PARAMS_CACHE = 16  # resident params uniforms kept per kernel (dims + scalars -> handle)
+
+
+class Kernel:
+    """A Python function translated to vyre Programs, one per specialization.
+
+    Launch with ``k.launch(dim=..., inputs=[...], backend=...)`` or ``k[dim](*args, backend=...)``.
+    """
+
+    def __init__(self, fn: Callable[..., Any], workgroup_size: int | tuple[int, ...] | None = None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.source = Source(fn, "kernel")
+        self.params: list[tuple[str, ArrayType | DType]] = param_annotations(self.source)
+        self.workgroup_size = None if workgroup_size is None else _ws(workgroup_size)
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[str, Spec], Program] = {}
+        self._builds = 0
+        self._hits = 0
+        self._params_handles: OrderedDict[tuple[int, bytes], tuple[Any, Any]] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"<vyre.kernel {self.__name__}({', '.join(f'{n}: {a!r}' for n, a in self.params)})>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise DispatchError(f"kernel {self.__name__} is launched over the shape of the work, not called",
+                            fix=f"write {self.__name__}[n](...) or {self.__name__}.launch(dim=n, inputs=[...])")
+
+    # ---- specialization ----
+    def _specialize(self, spec: Spec) -> Program:
+        key = (self.source.hash, spec)
+        with self._lock:  # one build per key, even when several threads launch at once
+            program = self._cache.get(key)
+            if program is not None:
+                self._hits += 1
+                return program
+            program = build_program(self.source, spec)
+            self._cache[key] = program
+            self._builds += 1
+            return program
+
+    def cache_info(self) -> dict[str, int]:
+        """``builds`` (programs translated), ``hits`` (launches that reused one) and ``entries``."""
+        with self._lock:
+            return {"builds": self._builds, "hits": self._hits, "entries": len(self._cache)}
+
+    def program(self, *args: Any, dim: Any, **named: Any) -> Program:
+        """The Program this kernel runs for these arguments (types and shapes) and launch ``dim``."""
+        dims = check_dim(self.__name__, dim)
+        bound = bind(self.__name__, self.params, named or args, dims, self.workgroup_size)
+        return self._specialize(bound.spec)
+
+    def wgsl(self, *args: Any, dim: Any, **named: Any) -> str:
+        """The WGSL of :meth:`program` for these arguments."""
+        from ..lower import lower
+        return lower(self.program(*args, dim=dim, **named)).wgsl
+
+    # ---- launch ----
+    def launch(self, dim: Any, inputs: Any = (), backend: Any = None) -> list[np.ndarray] | None:
+        """Run one thread per point of ``dim`` (an int, or a tuple of 1-3 ints >= 1; else DispatchError).
+
+        ``inputs``: one value per parameter in order, or a dict by name: numpy arrays of the annotated
+        dtype for array parameters (``Out`` contents are not read), plain numbers for scalars. Returns,
+        like ``backend.dispatch``, one array per ``Out``/``InOut`` parameter in parameter order, shaped
+        like the argument; a writeable C-contiguous numpy argument is also filled in place (and is the
+        array returned). With ResidentHandles (``handle`` or ``(handle, shape)``) for every array the
+        kernel runs by ``dispatch_resident`` (no host copies) and returns None.
+        ``backend`` defaults to :func:`vyre.default_backend`.
+        """
+        dims = check_dim(self.__name__, dim)
+        bound = bind(self.__name__, self.params, inputs, dims, self.workgroup_size)
+        program = self._specialize(bound.spec)
+        if backend is None:
+            from ..backends.default import default_backend
+            backend = default_backend()
+        handle = self._params_handle(backend, bound.words) if bound.resident else None
+        return run(self.__name__, program, bound, dims, backend, handle)
+
+    def _params_handle(self, backend: Any, words: np.ndarray) -> Any:
+        """A resident uniform holding ``words``, kept per (backend, contents) so a repeated launch uploads none."""
+        key = (id(backend), words.tobytes())
+        with self._lock:
+            hit = self._params_handles.get(key)
+            if hit is not None and hit[0] is backend:
+                self._params_handles.move_to_end(key)
+                return hit[1]
+        nbytes = max(16, -(-words.nbytes // 16) * 16)
+        handle = backend.allocate_resident(nbytes, label=f"{self.__name__}.params")
+        padded = np.zeros(nbytes // 4, np.uint32)
+        padded[: words.size] = words
+        backend.upload_resident(handle, padded)
+        with self._lock:
+            self._params_handles[key] = (backend, handle)
+            while len(self._params_handles) > _PARAMS_CACHE:
+                _, (old_backend, old) = self._params_handles.popitem(last=False)
+                try:
+                    old_backend.free_resident(old)
+                except DispatchError:
+                    pass  # already gone with its device
+        return handle
+
+    def __getitem__(self, dim: Any) -> _Launcher:
+        return _Launcher(self, dim)
+
+
+class _Launcher:
+    """``kernel[dim]``: call it with the arguments (and ``backend=``) to launch."""
+
+    def __init__(self, kernel: Kernel, dim: Any):
+        self.kernel, self.dim = kernel, dim
+
+    def __call__(self, *args: Any, backend: Any = None, **named: Any) -> list[np.ndarray] | None:
+        if args and named:
+            raise DispatchError(f"kernel {self.kernel.__name__}: pass the arguments by position or by name, "
+                                "not both", fix="e.g. k[n](x, y, 2.0)")
+        return self.kernel.launch(self.dim, named or args, backend=backend)
+
+
+def _ws(ws: int | tuple[int, ...]) -> tuple[int, int, int]:
+    dims = (ws,) if isinstance(ws, int) else tuple(ws)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
+        raise DispatchError(f"invalid workgroup_size {ws!r}", fix="an int or a tuple of 1-3 ints >= 1")
+    x, y, z = dims + (1,) * (3 - len(dims))
+    return (x, y, z)
+
+
+@overload
+def kernel(fn: Callable[..., Any], *, workgroup_size: int | tuple[int, ...] | None = None) -> Kernel: ...
+@overload
+def kernel(fn: None = None, *, workgroup_size: int | tuple[int, ...] | None = None) -> Callable[
+    [Callable[..., Any]], Kernel]: ...
+def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: int | tuple[int, ...] | None = None
+           ) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
+    """Translate ``fn`` (typed parameters, see :mod:`vyre.kernel`) into a launchable :class:`Kernel`.
+
+    ``@vyre.kernel`` or ``@vyre.kernel(workgroup_size=(8, 8))`` (default per launch rank: 256,
+    (16, 16), (8, 8, 4)). The source is read and checked now (parameters); the body is translated at
+    the first launch for each set of argument types."""
+    if fn is None:
+        return lambda f: Kernel(f, workgroup_size)
+    return Kernel(fn, workgroup_size)
+
+
+__all__ = ["Kernel", "kernel"]

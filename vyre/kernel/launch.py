@@ -1,0 +1,167 @@
+"""Launching a kernel: the launch dims -> workgroup size and grid, the arguments -> a specialization
+key, the input arrays and the packed params uniform, and the call of the backend (``dispatch``, or
+``dispatch_resident`` when the arrays are ResidentHandles)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..backends.config import DispatchConfig
+from ..backends.handles import ResidentHandle
+from ..errors import DispatchError
+from ..ir.types import Access, DataType
+from .build import ParamSpec, Spec
+from .types import ArrayType, DType
+
+#: the workgroup size vyre picks per launch rank
+WORKGROUP_SIZES = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
+
+
+def check_dim(name: str, dim: object) -> tuple[int, ...]:
+    """``dim`` as a tuple of 1-3 ints >= 1, or a DispatchError (before any GPU work)."""
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else dim
+    ok = isinstance(dims, (tuple, list)) and 1 <= len(dims) <= 3 and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in dims)
+    if not ok:
+        raise DispatchError(f"kernel {name}: invalid dim {dim!r}: expected an int or a tuple of 1 to 3 ints",
+                            fix="e.g. dim=n, dim=(h, w) or dim=(d, h, w): one thread per element of the work")
+    out = tuple(int(d) for d in dims)  # type: ignore[union-attr]
+    if min(out) < 1 or max(out) > 2**32 - 1:
+        raise DispatchError(f"kernel {name}: dim {out} has a dimension outside 1 .. 2**32-1",
+                            fix="give every dimension >= 1 (skip the launch when there is no work)")
+    return out
+
+
+def grid_for(dims: tuple[int, ...], ws: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Workgroups per axis: the last launch axis runs along x (the backend folds big grids)."""
+    rev = tuple(reversed(dims)) + (1,) * (3 - len(dims))
+    return (-(-rev[0] // ws[0]), -(-rev[1] // ws[1]), -(-rev[2] // ws[2]))
+
+
+@dataclass
+class Bound:
+    """The arguments of one launch, checked: the specialization and what the backend gets."""
+
+    spec: Spec
+    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]]  # (param, numpy array or handle, shape)
+    words: np.ndarray
+    resident: bool
+
+
+def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any, dims: tuple[int, ...],
+         ws: tuple[int, int, int] | None) -> Bound:
+    """Check ``inputs`` (a sequence in parameter order, or a dict by name) against the parameters."""
+    names = [p for p, _ in params]
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [k for k in inputs if k not in names]
+        if missing or extra:
+            raise DispatchError(f"kernel {name}: inputs dict " + (f"misses {missing}" if missing else "") +
+                                (" and " if missing and extra else "") + (f"has unknown {extra}" if extra else ""),
+                                fix=f"give exactly the parameters {names}")
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(names):
+            raise DispatchError(f"kernel {name} takes {len(names)} argument(s) {names}, got {len(values)}",
+                                fix="pass one value per parameter, in order (or inputs={'name': value})")
+    specs: list[ParamSpec] = []
+    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]] = []
+    words = list(dims)
+    kinds = set()
+    for (pname, kind), v in zip(params, values):
+        if isinstance(kind, ArrayType):
+            arr, shape, resident = _array_arg(name, pname, kind, v)
+            kinds.add(resident)
+            p = ParamSpec(pname, kind, len(shape), tuple(shape[1:]))
+            specs.append(p)
+            arrays.append((p, arr, shape))
+        else:
+            words.append(_scalar_word(name, pname, kind, v))
+            specs.append(ParamSpec(pname, kind))
+    if len(kinds) > 1:
+        raise DispatchError(f"kernel {name}: mixes numpy arrays and ResidentHandles",
+                            fix="pass every array as a numpy array, or every array as a ResidentHandle")
+    spec = Spec(tuple(specs), len(dims), ws or WORKGROUP_SIZES[len(dims)])
+    return Bound(spec, arrays, np.array(words, dtype=np.uint32), kinds == {True})
+
+
+def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tuple[int, ...], bool]:
+    want = kind.dtype
+    if isinstance(v, ResidentHandle) or (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], ResidentHandle)):
+        handle, shape = (v, None) if isinstance(v, ResidentHandle) else v
+        size = want.numpy.itemsize if want.dtype is not DataType.BOOL else 4
+        shape = (handle.nbytes // size,) if shape is None else tuple(int(s) for s in shape)
+        if not shape or math.prod(shape) * size > handle.nbytes:
+            raise DispatchError(f"kernel {name}: the handle for {pname!r} ({handle.nbytes} bytes) cannot hold "
+                                f"shape {shape} of {want.name}", fix="pass (handle, shape) with a shape that fits")
+        return handle, shape, True
+    if not isinstance(v, np.ndarray):
+        raise DispatchError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array or a ResidentHandle, "
+                            f"got {type(v).__name__}", fix=f"pass np.asarray(value, dtype=np.{want.numpy.name})")
+    if v.dtype != want.numpy:
+        raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but the array is {v.dtype}",
+                            fix=f"convert it: x.astype(np.{want.numpy.name})")
+    if v.ndim < 1 or v.ndim > 3 or v.size == 0:
+        raise DispatchError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions and "
+                            "at least one element", fix="reshape the array")
+    return v, tuple(v.shape), False
+
+
+def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
+    """One u32 word of the params uniform (floats by their f32 bits, i32 by its two's complement)."""
+    d = kind.dtype
+    is_bool = isinstance(v, (bool, np.bool_))
+    is_int = isinstance(v, (int, np.integer)) and not is_bool
+    is_float = isinstance(v, (float, np.floating))
+    fix = f"pass a Python {'bool' if d is DataType.BOOL else ('int' if d.is_int else 'number')}"
+    if d is DataType.BOOL:
+        if not is_bool:
+            raise DispatchError(f"kernel {name}: {pname!r} is bool_, got {v!r:.40}", fix=fix)
+        return int(bool(v))
+    if d.is_int:
+        lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
+        if not is_int or not lo <= int(v) <= hi:
+            raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}",
+                                fix=f"pass an int in [{lo}, {hi}]")
+        return int(v) & 0xFFFFFFFF
+    if not (is_int or is_float):
+        raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}", fix=fix)
+    return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
+
+
+def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: Any,
+        params_handle: Any = None) -> list[np.ndarray] | None:
+    """Dispatch ``program``; returns the outputs (one per Out/InOut parameter), or None when resident."""
+    grid = grid_for(dims, bound.spec.workgroup_size)
+    counts = {}
+    for (_, _, shape), decl in zip(bound.arrays, program.sorted_buffers):
+        n = math.prod(shape)
+        if bound.resident or decl.access is Access.WRITE:
+            counts[decl.name] = n
+    config = DispatchConfig(grid=grid, counts=counts)
+    if bound.resident:
+        handles = [arr for _, arr, _ in bound.arrays] + [params_handle]
+        backend.dispatch_resident(program, handles, config)
+        return None
+    inputs = [np.ascontiguousarray(arr).reshape(-1) for p, arr, _ in bound.arrays
+              if isinstance(p.kind, ArrayType) and p.kind.access is not Access.WRITE]
+    outs = backend.dispatch(program, inputs + [bound.words], config)
+    result = []
+    writers = [(p, arr, shape) for p, arr, shape in bound.arrays
+               if isinstance(p.kind, ArrayType) and p.kind.access is not Access.READ]
+    for (_, arr, shape), out in zip(writers, outs):
+        out = out.reshape(shape)
+        if arr.flags.writeable and arr.flags.c_contiguous:
+            np.copyto(arr, out)  # numba-style: k[n](x, out) fills out
+            out = arr
+        result.append(out)
+    return result
+
+
+__all__ = ["WORKGROUP_SIZES", "check_dim", "grid_for", "Bound", "bind", "run"]

@@ -1,0 +1,90 @@
+"""A kernel function's source: read with :func:`inspect.getsource`, parsed with :mod:`ast`, with the
+mapping back to the user's file and line, the names it can see, and the one error helper that quotes it."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import os
+import textwrap
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from ..errors import KernelError, ValidationIssue
+
+_MISSING = object()
+
+
+class Source:
+    """The parsed source of one decorated function (``fn``)."""
+
+    def __init__(self, fn: Callable[..., Any], what: str = "kernel"):
+        if not inspect.isfunction(fn):
+            raise KernelError(getattr(fn, "__name__", repr(fn)), "<unknown>", 0, "",
+                              f"@vyre.{what} decorates a plain Python function, got {type(fn).__name__}",
+                              f"put @vyre.{what} directly above a `def`")
+        self.fn = fn
+        self.name = fn.__name__
+        code = fn.__code__
+        self.filename = code.co_filename
+        self.short_file = os.path.basename(self.filename)
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as exc:
+            raise KernelError(self.name, self.short_file, code.co_firstlineno, "",
+                              f"cannot read the source of {self.name!r} ({exc})",
+                              "define the kernel in a .py file (not in an interactive prompt or exec'd string)") \
+                from None
+        self.text = textwrap.dedent("".join(lines))
+        # line k of the dedented text is line first + k - 1 of the file (the decorators included)
+        self.line_offset = first - 1
+        self.hash = hashlib.sha256(self.text.encode()).hexdigest()
+        tree = ast.parse(self.text)
+        node = tree.body[0]
+        if not isinstance(node, ast.FunctionDef):
+            self.fail(node, f"@vyre.{what} needs a `def` function", "write `def name(...):` (not async, no lambda)")
+        self.node = node
+        self.globals = fn.__globals__
+        self.closure: dict[str, Any] = {}
+        if fn.__closure__:
+            for cell_name, cell in zip(code.co_freevars, fn.__closure__):
+                try:
+                    self.closure[cell_name] = cell.cell_contents
+                except ValueError:  # an empty cell: a name assigned later in the enclosing function
+                    self.closure[cell_name] = _MISSING
+
+    # ---- names ----
+    def lookup(self, name: str) -> Any:
+        """The object ``name`` refers to in the function's closure, globals or builtins (``_MISSING``)."""
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        return getattr(builtins, name, _MISSING)
+
+    # ---- locations and errors ----
+    def line_of(self, node: ast.AST | None) -> int:
+        lineno = getattr(node, "lineno", None)
+        return self.line_offset + (lineno if lineno is not None else self.node.lineno)
+
+    def segment(self, node: ast.AST | None) -> str:
+        if node is None:
+            return ""
+        seg = ast.get_source_segment(self.text, node) or ""
+        seg = " ".join(seg.split())  # one line: multi-line statements are quoted on one
+        return seg if len(seg) <= 120 else seg[:117] + "..."
+
+    def error(self, node: ast.AST | None, message: str, fix: str,
+              issues: list[ValidationIssue] | None = None, kernel: str | None = None) -> KernelError:
+        return KernelError(kernel or self.name, self.short_file, self.line_of(node), self.segment(node), message, fix,
+                           issues)
+
+    def fail(self, node: ast.AST | None, message: str, fix: str) -> NoReturn:
+        raise self.error(node, message, fix)
+
+
+MISSING = _MISSING
+
+__all__ = ["Source", "MISSING"]
