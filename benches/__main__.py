@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-FAMILIES = ("elementwise", "reduce", "matmul", "fft", "transfer", "latency", "sequence", "compile", "scaling")
+FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "transfer", "latency", "sequence", "compile", "scaling")
 
 
 def _names(text: str | None) -> list[str]:
