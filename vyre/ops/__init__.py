@@ -1,7 +1,10 @@
 """The op library: ops built from the IR, each with a numpy reference and witnesses.
 
 ``vyre.ops.<name>(backend, *arrays, **params)`` runs an op (``reduce.sum`` is
-``vyre.ops.reduce_sum``); ``vyre.ops.registry`` lists them. Op modules load on first use.
+``vyre.ops.reduce_sum``); the same op is ``vyre.ops.<family>.<name>`` (``vyre.ops.reduce.sum``,
+``vyre.ops.nn.softmax``, ``vyre.ops.hash.crc32_rows``: see :mod:`vyre.ops.namespace`).
+``variant=`` forces one of an op's kernel variants (:mod:`vyre.ops.variants`).
+``vyre.ops.registry`` lists the ops. Op modules load on first use.
 """
 
 from __future__ import annotations
@@ -10,16 +13,21 @@ from __future__ import annotations
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    from .api import lookup
+    from .namespace import top_level
 
-    fn = lookup(name)
-    if fn is None:
+    found = top_level(name)  # a subpackage or module, a family namespace, FlatIndex
+    if found is None:
+        from .api import lookup
+
+        found = lookup(name)
+    if found is None:
         raise AttributeError(f"vyre.ops has no op {name!r}")
-    globals()[name] = fn
-    return fn
+    globals()[name] = found
+    return found
 
 
 def __dir__():
     from .api import names
+    from .namespace import top_level_names
 
-    return sorted(names())
+    return sorted(set(names()) | set(top_level_names()))

@@ -1,13 +1,20 @@
-"""Convenience layer: ``vyre.ops.<name>(backend, *arrays, **params)``.
+"""Convenience layer: ``vyre.ops.<name>(backend, *arrays, variant=None, **params)``.
 
-Builds the op's pipeline (cached per op and params), runs it and returns numpy: one
-array for single-output ops, a tuple otherwise. ``<name>`` is the op id with dots
-replaced by underscores (``reduce.sum`` -> ``vyre.ops.reduce_sum``).
+Builds the op's pipeline (cached per op, kernel variant and params), runs it and returns numpy:
+one array for single-output ops, a tuple otherwise. ``<name>`` is the op id with dots replaced
+by underscores (``reduce.sum`` -> ``vyre.ops.reduce_sum``; ``vyre.ops.reduce.sum`` is the same op,
+see :mod:`vyre.ops.namespace`).
+
+Kernel variants (:mod:`vyre.ops.variants`): each call runs the best variant the backend can run
+for these params (the generic kernel on the reference interpreter); ``variant="name"`` forces one
+(UnsupportedFeatureError when the backend cannot run it). :func:`last_variant` says which ran,
+:func:`variant_for` which would run.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -16,11 +23,14 @@ import numpy as np
 
 from ..backends.base import Backend
 from ..backends.schedule import Pipeline, host_inputs
+from . import variants as V
 from .registry import all_ops, get
 
 _CACHE: OrderedDict[tuple, Pipeline] = OrderedDict()
 _CACHE_CAP = 256
 _LOCK = threading.Lock()
+_LAST = threading.local()  # .ran: {op id: variant} of this thread's calls
+_FACTS: weakref.WeakKeyDictionary[Any, V.AdapterFacts] = weakref.WeakKeyDictionary()
 
 
 def _freeze(v):
@@ -33,14 +43,15 @@ def _freeze(v):
     return v
 
 
-def pipeline_for(op_id: str, params: dict) -> Pipeline:
-    key = (op_id, _freeze(params))
+def pipeline_for(op_id: str, params: dict, variant: str = V.GENERIC) -> Pipeline:
+    """The pipeline of ``op_id``'s kernel ``variant`` for ``params`` (cached on all three)."""
+    key = (op_id, variant, _freeze(params))
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
             return hit
-    pipe = get(op_id).build(**params)
+    pipe = V.build(get(op_id), variant, params)
     with _LOCK:
         _CACHE[key] = pipe
         while len(_CACHE) > _CACHE_CAP:
@@ -78,7 +89,11 @@ def lookup(name: str) -> Callable[..., Any] | None:
                 return call(_id, backend, *arrays, **kwargs)
 
             fn.__name__ = name
-            fn.__doc__ = f"{spec.summary}\n\nop id: {spec.id}; tolerance: {spec.tolerance.describe()}"
+            fn.__qualname__ = name
+            kernels = ", ".join(spec.variant_names())
+            fn.__doc__ = (f"{spec.summary}\n\nop id: {spec.id}; tolerance: {spec.tolerance.describe()}; "
+                          f"kernels: {kernels} (variant= forces one)")
+            fn.op_id = spec.id  # type: ignore[attr-defined]
             return fn
     return None
 

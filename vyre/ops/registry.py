@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backends.schedule import Pipeline
+from .variants import GENERIC, Variant
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,9 @@ class OpSpec:
     build(**params) -> Pipeline (one or more programs); reference(*inputs, **params) ->
     list of numpy outputs written directly with numpy; witnesses() -> deterministic
     inputs with edge cases; params_for(*arrays, **kwargs) -> build params for the
-    convenience layer (shapes and dtypes taken from the arrays).
+    convenience layer (shapes and dtypes taken from the arrays). ``build`` is the generic
+    kernel; ``variants`` are alternative kernels, most preferred first (see
+    :mod:`vyre.ops.variants`), each held to the same reference and tolerance.
     """
 
     id: str
@@ -130,6 +133,11 @@ class OpSpec:
     needs: frozenset = field(default_factory=frozenset)  # adapter features, e.g. {"shader-f16"}
     tolerance_for: Callable[[dict], Tolerance] | None = None  # per-params override (e.g. f16)
     needs_for: Callable[[dict], frozenset] | None = None  # extra per-params features (e.g. f16 params)
+    variants: tuple[Variant, ...] = ()  # alternative kernels, most preferred first
+
+    def variant_names(self) -> list[str]:
+        """Every kernel of this op in preference order, ``"generic"`` (``build``) last."""
+        return [v.name for v in self.variants] + [GENERIC]
     # convenience layer only: the caller's arrays -> the pipeline's inputs, and the pipeline's outputs
     # (with the caller's arrays) -> what the caller gets (e.g. complex64 <-> interleaved f32 pairs)
     to_device: Callable[..., tuple] | None = None
@@ -146,30 +154,50 @@ class OpSpec:
 
 _REGISTRY: dict[str, OpSpec] = {}
 _LOADED = False
+_LOADER: int | None = None  # thread importing the op modules
 _LOCK = threading.Lock()
 
 
 def register(spec: OpSpec) -> OpSpec:
     if spec.id in _REGISTRY and _REGISTRY[spec.id] is not spec:
         raise ValueError(f"op id {spec.id!r} registered twice")
+    kernels = spec.variant_names()
+    if len(set(kernels)) != len(kernels):
+        raise ValueError(f"op {spec.id!r}: variant names must be unique and not {GENERIC!r}, got {kernels}")
     _REGISTRY[spec.id] = spec
     return spec
 
 
+def loading_here() -> bool:
+    """This thread is importing the op modules (attribute hooks must not ask for the registry now)."""
+    return _LOADER == threading.get_ident()
+
+
 def _load_all() -> None:
-    global _LOADED
+    global _LOADED, _LOADER
+    if _LOADED:
+        return
     with _LOCK:
         if _LOADED:
             return
-        import vyre.ops as pkg
-
-        for mod in sorted(pkgutil.walk_packages(pkg.__path__, "vyre.ops."), key=lambda m: m.name):
-            if mod.name.rsplit(".", 1)[-1].startswith("_") or mod.name in (
-                "vyre.ops.registry", "vyre.ops.pipeline", "vyre.ops.api"
-            ):
-                continue
-            importlib.import_module(mod.name)
+        _LOADER = threading.get_ident()
+        try:
+            _import_all()
+        finally:
+            _LOADER = None
         _LOADED = True
+
+
+def _import_all() -> None:
+    import vyre.ops as pkg
+
+    for mod in sorted(pkgutil.walk_packages(pkg.__path__, "vyre.ops."), key=lambda m: m.name):
+        if mod.name.rsplit(".", 1)[-1].startswith("_") or mod.name in (
+            "vyre.ops.registry", "vyre.ops.pipeline", "vyre.ops.api", "vyre.ops.variants",
+            "vyre.ops.namespace", "vyre.ops.catalogue"
+        ):
+            continue
+        importlib.import_module(mod.name)
 
 
 def all_ops() -> list[OpSpec]:
@@ -185,4 +213,5 @@ def get(op_id: str) -> OpSpec:
         raise KeyError(f"unknown op {op_id!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
-__all__ = ["Tolerance", "EXACT", "ulp", "rel", "compare", "Witness", "OpSpec", "register", "all_ops", "get"]
+__all__ = ["Tolerance", "EXACT", "ulp", "rel", "compare", "Witness", "OpSpec", "Variant", "register", "all_ops",
+           "get"]
