@@ -54,7 +54,7 @@ def param_annotations(src: Source) -> list[tuple[str, ArrayType | DType]]:
         if p.annotation is None:
             src.fail(p, f"parameter {p.arg!r} has no annotation",
                      f"annotate it: {p.arg}: In[f32] (an array) or {p.arg}: u32 (a scalar)")
-        ann = _resolve(src, p.annotation)
+        ann = src.resolve(p.annotation)
         if not isinstance(ann, (ArrayType, DType)):
             src.fail(p, f"parameter {p.arg!r} is annotated with {ann!r:.60}",
                      "use In[dt], Out[dt] or InOut[dt] for arrays and f32, f16, i32, u32 or bool_ for scalars")
@@ -63,23 +63,6 @@ def param_annotations(src: Source) -> list[tuple[str, ArrayType | DType]]:
                                              and src.node.returns.value is None):
         src.fail(src.node.returns, "a kernel returns nothing", "write results into Out/InOut arrays")
     return out
-
-
-def _resolve(src: Source, node: ast.expr) -> object:
-    """A constant annotation expression (names, attributes, subscripts of markers) as an object."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return _resolve(src, ast.parse(node.value, mode="eval").body)
-    if isinstance(node, ast.Name):
-        return src.lookup(node.id)
-    if isinstance(node, ast.Attribute):
-        return getattr(_resolve(src, node.value), node.attr, None)
-    if isinstance(node, ast.Subscript):
-        base, arg = _resolve(src, node.value), _resolve(src, node.slice)
-        try:
-            return base[arg]  # type: ignore[index]
-        except (TypeError, KeyError):
-            return None
-    return None
 
 
 def build_program(src: Source, spec: Spec) -> Program:

@@ -65,9 +65,7 @@ def inline(tr: Translator, f: Func, call: ast.Call) -> Value:
     values = [tr.expr(x) for x in call.args]
     caller_src, caller_frame = tr.src, tr.frame
     frame = Frame()
-    tr.src = src
-    ann_of = [None if p.annotation is None else tr.expr(p.annotation) for p in params]
-    tr.src = caller_src
+    ann_of = [None if p.annotation is None else src.resolve(p.annotation) for p in params]
     for p, v, ann, node in zip(params, values, ann_of, call.args):
         if isinstance(ann, ArrayType) or isinstance(v, Array):
             if not isinstance(v, Array):
@@ -94,7 +92,7 @@ def inline(tr: Translator, f: Func, call: ast.Call) -> Value:
     tr.src, tr.frame = src, frame
     try:
         if fdef.returns is not None:
-            ret_ann = tr.expr(fdef.returns)
+            ret_ann = src.resolve(fdef.returns)
         tr.body(body)
         if final is None or final.value is None:
             return Const(0)

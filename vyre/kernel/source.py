@@ -47,6 +47,7 @@ class Source:
             self.fail(node, f"@vyre.{what} needs a `def` function", "write `def name(...):` (not async, no lambda)")
         self.node = node
         self.globals = fn.__globals__
+        self.outer = _definition_locals()
         self.closure: dict[str, Any] = {}
         if fn.__closure__:
             for cell_name, cell in zip(code.co_freevars, fn.__closure__):
@@ -60,9 +61,28 @@ class Source:
         """The object ``name`` refers to in the function's closure, globals or builtins (``_MISSING``)."""
         if name in self.closure:
             return self.closure[name]
+        if name in self.outer:  # names of the enclosing function at the decoration (annotations)
+            return self.outer[name]
         if name in self.globals:
             return self.globals[name]
         return getattr(builtins, name, _MISSING)
+
+    def resolve(self, node: ast.expr) -> Any:
+        """A constant annotation expression (names, attributes, subscripts of markers) as an object
+        (None when it is not one): annotations are resolved from the source, never evaluated."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return self.resolve(ast.parse(node.value, mode="eval").body)
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            return getattr(self.resolve(node.value), node.attr, None)
+        if isinstance(node, ast.Subscript):
+            base, arg = self.resolve(node.value), self.resolve(node.slice)
+            try:
+                return base[arg]
+            except (TypeError, KeyError):
+                return None
+        return None
 
     # ---- locations and errors ----
     def line_of(self, node: ast.AST | None) -> int:
@@ -83,6 +103,20 @@ class Source:
 
     def fail(self, node: ast.AST | None, message: str, fix: str) -> NoReturn:
         raise self.error(node, message, fix)
+
+
+def _definition_locals() -> dict[str, Any]:
+    """The local names of the code that applied the decorator (outside vyre/kernel), when it is a function."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = inspect.currentframe()
+    try:
+        while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+            frame = frame.f_back
+        if frame is None or frame.f_locals is frame.f_globals:
+            return {}
+        return dict(frame.f_locals)
+    finally:
+        del frame
 
 
 MISSING = _MISSING

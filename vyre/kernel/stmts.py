@@ -105,7 +105,8 @@ class Translator(ExprTranslator):
             vals: list[object] = list(self.tids)
         elif isinstance(value, ast.Tuple) and len(value.elts) == len(names):
             vals = [self.expr(v) for v in value.elts]
-            vals = [self.let(v, "tup") if isinstance(v, Val) else v for v in vals]  # evaluate all first
+            # evaluate all first (a copy even of a plain variable: `a, b = b, a`)
+            vals = [self.b.let(v, name=self.fresh("tup")) if isinstance(v, Val) else v for v in vals]
         else:
             self.fail(node, "tuple assignment needs a tuple of the same length (or vyre.tid2()/tid3())",
                       "write a, b = x, y")
