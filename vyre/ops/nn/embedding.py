@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DispatchError
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ..memory._common import index_in_range
 from ..pipeline import single
 from ..reduce.argmax import order_key
@@ -125,6 +125,7 @@ def build_bag(num: int, dim: int, n: int, n_offsets: int, dtype: str = "f32", in
             v = v if dtype == "f32" else v.cast("f32")
             return b.let(b.select(ok, v, 0.0))
 
+        result: Val
         if mode == "max":
             key = b.var("u32", 0, name="key")
             best = b.var("f32", 0.0, name="best")  # an empty bag stays 0

@@ -147,7 +147,7 @@ def _program(kind: str, n: int, c: int, h: int, w: int, kernel, stride, padding,
                 div = ((ye - ys) * (xe - xs)).cast("f32")
             mean = acc / div
             out[i] = mean if dtype == "f32" else mean.cast("f16")
-    shapes = {"out": (n, c, oh, ow)}
+    shapes: dict[str, tuple[int, ...]] = {"out": (n, c, oh, ow)}
     if return_indices:
         shapes["indices"] = (n, c, oh, ow)
     return single(b.build(), grid=(-(-total // WG), 1, 1), output_shapes=shapes)
@@ -227,7 +227,7 @@ def _params(op: str, x, kernel_size, stride, padding, ceil_mode) -> dict:
         raise DispatchError(f"{op}: ceil_mode must be a bool, got {ceil_mode!r}", fix="pass ceil_mode=True or False")
     n, c, h, w = (int(d) for d in x.shape)
     try:
-        geo = geometry(op, n, c, h, w, kernel_size, stride, padding, ceil_mode)
+        geo = geometry(op, n, c, h, w, kernel_size, stride, padding, bool(ceil_mode))
     except ValueError as exc:
         raise DispatchError(str(exc), fix="use a kernel that fits the input and padding <= kernel // 2 "
                             "(kernel, stride and padding are ints or (h, w) pairs of ints >= 1, >= 1, >= 0)") from None
