@@ -2,7 +2,8 @@
 (one partial top-k per query and database slice) and the merge of the slices' candidates.
 
 Fused program (one workgroup per tile of ``TQ = 64`` queries x one slice of the database, 64
-invocations, the slices on the grid's x axis and the query tiles on y):
+invocations; the query tiles on the grid's x axis, the slices on y, so the workgroups that run
+together read the same slice and share it in the cache):
 
 * the slice is walked in tiles of ``TN = 64`` database vectors; each tile's 64 x 64 block of
   inner products is a register-blocked GEMM as in ``vyre.ops.linalg._gemm`` (8 x 8 vec4
@@ -123,7 +124,7 @@ def norms_program(d: int) -> Program:
 def partial_program(d: int, k: int, metric: str) -> Program:
     """The fused distance + per-slice top-k program (module doc). Buffers: queries, database,
     [query norms, database norms for l2], partial keys (f32), partial indices (u32), each
-    partial buffer ``slices * q * k`` long; grid ``(slices, ceil(q / 64))``."""
+    partial buffer ``slices * q * k`` long; grid ``(ceil(q / 64), slices)``."""
     vec = vec4_rows(d)
     dw = d // 4 if vec else d  # elements per row
     b = ProgramBuilder(f"search_knn_partial_{metric}_d{d}_k{k}", WG)
@@ -137,9 +138,9 @@ def partial_program(d: int, k: int, metric: str) -> Program:
 
     nq = b.let(qb.len() / dw, "nq")
     n = b.let(xb.len() / dw, "n")
-    nslices = b.let(b.num_workgroups(0), "nslices")
-    s = b.let(b.workgroup_id(0), "slice")
-    qrow0 = b.let(b.workgroup_id(1) * TQ, "qrow0")
+    nslices = b.let(b.num_workgroups(1), "nslices")
+    s = b.let(b.workgroup_id(1), "slice")
+    qrow0 = b.let(b.workgroup_id(0) * TQ, "qrow0")
     tps = b.let((((n + (TN - 1)) / TN) + nslices - 1) / nslices, "tiles_per_slice")
     lid = b.let(b.local_index(), "lid")
     tx = b.let(lid & 7, "tx")
@@ -276,7 +277,7 @@ def merge_program(k: int, metric: str) -> Program:
 
 def knn_grids(n: int, q: int, slices: int) -> dict[str, tuple[int, int, int]]:
     """Grids of the programs for q queries against n vectors over ``slices`` slices."""
-    return {"partial": (slices, -(-q // TQ), 1), "merge": (-(-q // WG), 1, 1),
+    return {"partial": (-(-q // TQ), slices, 1), "merge": (-(-q // WG), 1, 1),
             "qnorm": (-(-q // WG), 1, 1), "xnorm": (-(-n // WG), 1, 1)}
 
 
