@@ -59,15 +59,47 @@ def pipeline_for(op_id: str, params: dict, variant: str = V.GENERIC) -> Pipeline
     return pipe
 
 
-def call(op_id: str, backend: Backend, *arrays: Any, **kwargs: Any) -> Any:
+def facts(backend: Backend) -> V.AdapterFacts:
+    """What variant selection knows of ``backend`` (:func:`vyre.ops.variants.facts_of`, cached)."""
+    try:
+        hit = _FACTS.get(backend)
+    except TypeError:  # not weak-referenceable: ask every time
+        return V.facts_of(backend)
+    if hit is None:
+        hit = _FACTS[backend] = V.facts_of(backend)
+    return hit
+
+
+def _plan(op_id: str, backend: Backend, arrays: Any, variant: str | None, kwargs: dict) -> tuple:
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
+    chosen = V.choose(spec, params, facts(backend), variant) if spec.variants or variant else V.GENERIC
+    return spec, arrays, params, chosen
+
+
+def variant_for(op_id: str, backend: Backend, *arrays: Any, variant: str | None = None, **kwargs: Any) -> str:
+    """The kernel variant ``call`` would run for these arguments (nothing runs)."""
+    return _plan(op_id, backend, arrays, variant, kwargs)[3]
+
+
+def call(op_id: str, backend: Backend, *arrays: Any, variant: str | None = None, **kwargs: Any) -> Any:
+    """Run ``op_id`` on ``backend``: the chosen (or the forced ``variant``) kernel; see the module doc."""
+    spec, arrays, params, chosen = _plan(op_id, backend, arrays, variant, kwargs)
     inputs = spec.to_device(*arrays) if spec.to_device else arrays
-    outs = execute(backend, pipeline_for(op_id, params), inputs)
+    outs = execute(backend, pipeline_for(op_id, params, chosen), inputs)
     if spec.from_device:
         outs = spec.from_device(outs, arrays)
+    ran = getattr(_LAST, "ran", None)
+    if ran is None:
+        ran = _LAST.ran = {}
+    ran[op_id] = chosen
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def last_variant(op_id: str) -> str | None:
+    """The kernel variant the last ``vyre.ops`` call of ``op_id`` in this thread ran (None: no call yet)."""
+    return getattr(_LAST, "ran", {}).get(op_id)
 
 
 def execute(backend: Backend, pipe: Pipeline, arrays: Any) -> list[np.ndarray]:

@@ -92,7 +92,7 @@ def _adapter_type(raw: Any) -> str:
 
 def facts_of(backend: Any) -> AdapterFacts:
     """The backend's features, limits and adapter type, from ``backend.capabilities()`` plus (where the
-    backend has them) ``backend.features``, ``backend.device_limits()`` and ``backend.adapter_info``.
+    backend has them) ``backend.features``, ``backend.device_limits`` and ``backend.adapter_info``.
 
     Limits are capped by the IR validator's (:class:`vyre.ir.limits.Limits`): the lowering checks every
     program against those, so a kernel beyond them could not run even where the device allows it.
@@ -104,10 +104,11 @@ def facts_of(backend: Any) -> AdapterFacts:
     features = frozenset(feats) if feats is not None and not callable(feats) else frozenset(
         name for attr, name in _CAP_FEATURES.items() if getattr(caps, attr, False))
     limits: dict[str, int] = {}
-    device_limits = getattr(backend, "device_limits", None)
+    device_limits = getattr(backend, "device_limits", None)  # a property on WgpuBackend
     if callable(device_limits):
-        limits.update({k.replace("-", "_"): int(v) for k, v in dict(device_limits()).items()
-                       if isinstance(v, int)})
+        device_limits = device_limits()
+    if device_limits:
+        limits.update({k.replace("-", "_"): int(v) for k, v in dict(device_limits).items() if isinstance(v, int)})
     for attr, name in _CAP_LIMITS.items():
         if hasattr(caps, attr):
             limits[name] = int(getattr(caps, attr))

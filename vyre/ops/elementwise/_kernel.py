@@ -6,6 +6,13 @@ numpy-style: the output shape is ``np.broadcast_shapes(*shapes)``; adjacent dime
 that every operand walks contiguously (or broadcasts over together) are merged first, so
 same-shape and scalar operands need no index arithmetic, and any rank reduces to a few
 dims whose extents and strides are baked into the program as constants.
+
+Variant ``cpu-x4`` (:func:`coarse_variant`, chosen on CPU adapters for arrays of at least
+``COARSE_MIN`` elements): each invocation does ``COARSE_ITEMS`` elements (or vec4s), a grid-stride
+apart so adjacent invocations still touch adjacent memory, over a quarter of the workgroups.
+On lavapipe (llvmpipe, 256-bit) at 4M f32 this cut the GPU time of exp from 7.7 to 6.0 ms and
+of add from 9.0 to 8.0 ms: fewer invocations mean less per-invocation index and bounds work
+on a CPU, while a GPU wants the parallelism (there the generic kernel stays).
 """
 
 from __future__ import annotations
@@ -20,8 +27,11 @@ from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
 from ..pipeline import single
+from ..variants import Variant
 
 WG = 256
+COARSE_ITEMS = 4  # elements (or vec4s) per invocation of the cpu-x4 variant
+COARSE_MIN = 1 << 16  # output elements from which cpu-x4 is chosen
 NUMPY = {"u32": np.uint32, "i32": np.int32, "f32": np.float32, "f16": np.float16, "bool": np.bool_}
 DTYPE_OF = {np.dtype(v): k for k, v in NUMPY.items()}
 F16 = frozenset({"shader-f16"})
@@ -98,20 +108,32 @@ def _operand_index(b: ProgramBuilder, lay: Layout, k: int, coords: list[Val]) ->
 
 
 def program(name: str, lay: Layout, in_dtypes: Sequence[str], out_dtype: str,
-            body: Callable[..., Val], *, vector_body: bool = True, names: Sequence[str] = ("a", "b")):
+            body: Callable[..., Val], *, vector_body: bool = True, names: Sequence[str] = ("a", "b"),
+            items: int = 1, stride: int = 0):
     """The elementwise program and whether it stores per lane (scalar stores of vec4 work).
 
     ``body(b, *values) -> Val`` computes one output value; with ``vector_body`` it also works
     on vec4 values (scalar operands are splatted). Otherwise, and always for bool outputs,
-    a vec4 invocation extracts the lanes and calls ``body`` on scalars four times.
+    a vec4 invocation extracts the lanes and calls ``body`` on scalars four times. ``items``:
+    elements (vec4s) per invocation, ``stride`` apart (the number of invocations launched).
     """
     lanes = lay.lanes
     per_lane = lanes > 1 and (not vector_body or out_dtype == "bool")
     b = ProgramBuilder(name, WG)
     bufs = [b.buffer(n, vtype(t, lay.operand_lanes(k))) for k, (n, t) in enumerate(zip(names, in_dtypes))]
     out = b.buffer("out", vtype(out_dtype, 1 if per_lane else lanes), access="write")
-    i = b.global_index()
+    first = b.global_index()
     count = out.len() / lanes if per_lane else out.len()
+    for item in range(items):
+        i = first if item == 0 else b.let(first + item * stride, f"i{item}")
+        _element(b, lay, bufs, out, i, count, in_dtypes, body, per_lane, names)
+    return b.build(), per_lane
+
+
+def _element(b: ProgramBuilder, lay: Layout, bufs, out, i: Val, count: Val, in_dtypes: Sequence[str],
+             body: Callable[..., Val], per_lane: bool, names: Sequence[str]) -> None:
+    """Output element (vec4) ``i``, when it is below ``count``."""
+    lanes = lay.lanes
     with b.if_(i < count):
         if len(lay.dims) == 1:
             coords = [i]
@@ -134,19 +156,29 @@ def program(name: str, lay: Layout, in_dtypes: Sequence[str], out_dtype: str,
             for lane in range(lanes):
                 lane_vals = [v[lane] if lay.operand_lanes(k) > 1 else v for k, v in enumerate(vals)]
                 out[base + lane] = body(b, *lane_vals)
-    return b.build(), per_lane
 
 
 def pipeline(name: str, shapes, in_dtypes, out_dtype: str, body, *, vector_body: bool = True,
-             names: Sequence[str] = ("a", "b")) -> Pipeline:
+             names: Sequence[str] = ("a", "b"), items: int = 1) -> Pipeline:
     lay = layout(shapes, vectorize="bool" not in in_dtypes)  # no vec4<bool> buffers
-    prog, per_lane = program(name, lay, in_dtypes, out_dtype, body, vector_body=vector_body, names=names)
     n = lay.size
+    groups = max(1, math.ceil(n // lay.lanes / (WG * items)))
+    prog, per_lane = program(name, lay, in_dtypes, out_dtype, body, vector_body=vector_body, names=names,
+                             items=items, stride=groups * WG)
     counts = {names[k]: math.prod(s) // lay.operand_lanes(k) for k, s in enumerate(shapes)}
     out_count = n if per_lane else n // lay.lanes
-    grid = (max(1, math.ceil(n // lay.lanes / WG)), 1, 1)
+    grid = (groups, 1, 1)
     return single(prog, grid=grid, input_counts=counts, counts={"out": out_count},
                   output_shapes={"out": lay.out_shape})
+
+
+def coarse_variant(build: Callable[..., Pipeline], size: Callable[[dict], int]) -> Variant:
+    """The ``cpu-x4`` variant of an elementwise op: ``build(**params)`` with ``items=COARSE_ITEMS``;
+    ``size(params)``: output elements (the variant applies from ``COARSE_MIN``)."""
+    return Variant(
+        name="cpu-x4", build=build, prefer_on=frozenset({"cpu"}), applies=lambda p: size(p) >= COARSE_MIN,
+        summary=f"{COARSE_ITEMS} elements (vec4s) per invocation, for CPU adapters (lavapipe), "
+                f"arrays of >= {COARSE_MIN} elements")
 
 
 # ----------------------------------------------------------------------------- params
@@ -163,5 +195,5 @@ def shape_of(arr: np.ndarray) -> tuple[int, ...]:
     return tuple(int(d) for d in arr.shape)
 
 
-__all__ = ["WG", "NUMPY", "F16", "vtype", "needs_f16", "Layout", "layout", "program", "pipeline",
-           "dtype_name", "shape_of"]
+__all__ = ["WG", "COARSE_ITEMS", "COARSE_MIN", "NUMPY", "F16", "vtype", "needs_f16", "Layout", "layout", "program",
+           "pipeline", "coarse_variant", "dtype_name", "shape_of"]

@@ -54,7 +54,7 @@ def _silu_ref(x):
 
 
 def _register(name: str, summary: str, kernel, ref, specials, domain, seed: int):
-    def build(shape, dtype: str):
+    def make(shape, dtype: str, items: int):
         def body(b, x):
             if dtype == "f32":
                 return kernel(b, x)
@@ -62,7 +62,14 @@ def _register(name: str, summary: str, kernel, ref, specials, domain, seed: int)
             wide = kernel(b, x.cast(DataType.vector(DataType.F32, lanes)))
             return wide.cast(DataType.vector(DataType.F16, lanes))
 
-        return K.pipeline(f"nn_{name}_{dtype}", [tuple(int(d) for d in shape)], [dtype], dtype, body, names=("x",))
+        return K.pipeline(f"nn_{name}_{dtype}", [tuple(int(d) for d in shape)], [dtype], dtype, body, names=("x",),
+                          items=items)
+
+    def build(shape, dtype: str):
+        return make(shape, dtype, 1)
+
+    def coarse(shape, dtype: str):
+        return make(shape, dtype, K.COARSE_ITEMS)
 
     def reference(x, *, shape, dtype):
         x = np.asarray(x).reshape(shape)
@@ -87,6 +94,7 @@ def _register(name: str, summary: str, kernel, ref, specials, domain, seed: int)
         id=f"nn.{name}", category="nn", summary=summary, build=build, reference=reference,
         witnesses=witnesses, params_for=params_for, tolerance=F32_TOL,
         tolerance_for=lambda p: F16_TOL if p["dtype"] == "f16" else F32_TOL, needs_for=K.needs_f16,
+        variants=(K.coarse_variant(coarse, lambda p: math.prod(p["shape"])),),
     ))
 
 

@@ -11,6 +11,7 @@ arithmetic, x / 0 = x, x % 0 = 0, i32::MIN / -1 = i32::MIN, shift amounts masked
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -207,15 +208,19 @@ def _tolerance(op: Binary) -> Callable[[dict], Tolerance]:
     return lambda params: op.tolerance.get(params["dtype"], EXACT)
 
 
-def _build(op: Binary):
+def _build(op: Binary, items: int = 1):
     def build(shape_x, shape_y, dtype: str):
         shapes = [tuple(int(d) for d in shape_x), tuple(int(d) for d in shape_y)]
         out = "bool" if op.compare else dtype
         body = lambda b, x, y: op.kernel(b, x, y, dtype)  # noqa: E731
         return K.pipeline(f"zip_{op.name}_{dtype}", shapes, [dtype, dtype], out, body,
-                          vector_body=not op.compare, names=("x", "y"))
+                          vector_body=not op.compare, names=("x", "y"), items=items)
 
     return build
+
+
+def _out_size(params: dict) -> int:
+    return math.prod(np.broadcast_shapes(tuple(params["shape_x"]), tuple(params["shape_y"])))
 
 
 def _reference(op: Binary):
@@ -299,4 +304,5 @@ for _seed, _op in enumerate(TABLE):
         build=_build(_op), reference=_reference(_op), witnesses=_witnesses(_op, 200 + _seed),
         params_for=_params_for(_op), tolerance=_op.tolerance.get("f32", EXACT),
         tolerance_for=_tolerance(_op), needs_for=K.needs_f16,
+        variants=(K.coarse_variant(_build(_op, K.COARSE_ITEMS), _out_size),),
     ))

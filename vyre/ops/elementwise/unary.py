@@ -9,6 +9,7 @@ interpreter's (numpy float32, within 1-2 ulp).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -122,11 +123,11 @@ def _tolerance(u: Unary) -> Callable[[dict], Tolerance]:
     return lambda params: u.tolerance.get(params["dtype"], EXACT)
 
 
-def _build(u: Unary):
+def _build(u: Unary, items: int = 1):
     def build(shape, dtype: str):
         shape = tuple(int(d) for d in shape)
         body = lambda b, x: u.kernel(b, x, dtype)  # noqa: E731
-        return K.pipeline(f"map_{u.name}_{dtype}", [shape], [dtype], dtype, body, names=("x",))
+        return K.pipeline(f"map_{u.name}_{dtype}", [shape], [dtype], dtype, body, names=("x",), items=items)
 
     return build
 
@@ -174,4 +175,5 @@ for _seed, _u in enumerate(TABLE):
         build=_build(_u), reference=_reference(_u), witnesses=_witnesses(_u, 100 + _seed),
         params_for=_params_for(_u), tolerance=_u.tolerance.get("f32", EXACT),
         tolerance_for=_tolerance(_u), needs_for=K.needs_f16,
+        variants=(K.coarse_variant(_build(_u, K.COARSE_ITEMS), lambda p: math.prod(p["shape"])),),
     ))
