@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 
 TQ = 64  # queries per workgroup (and invocations: one top-k list each)
@@ -224,7 +224,7 @@ def partial_program(d: int, k: int, metric: str) -> Program:
                     cols = [b.let(col0 + c4 * 4 + j) for j in range(4)]
                     xnv = b.vec(F32X4, *(b.select(c < n, xn[c], 0.0) for c in cols))
                 for r, lr in enumerate(rows_local):
-                    key = acc[r][h]
+                    key: Val = acc[r][h]
                     if xnv is not None:
                         dist = b.vec(F32X4, qnorms[r]) + xnv - acc[r][h] * b.vec(F32X4, 2.0)
                         key = -b.max(dist, zero4)
@@ -269,9 +269,9 @@ def merge_program(k: int, metric: str) -> Program:
                 with b.if_(~top.beats_last(key, idx)):
                     b.break_()  # the slice's list is sorted: the rest lose too
                 top.insert(key, idx)
-        for j in range(k):
-            dist[i * k + j] = top.keys[j] if metric == "ip" else -top.keys[j]
-            ids[i * k + j] = top.ids[j]
+        for r in range(k):
+            dist[i * k + r] = top.keys[r] if metric == "ip" else -top.keys[r]
+            ids[i * k + r] = top.ids[r]
     return b.build()
 
 

@@ -48,7 +48,7 @@ def build(n: int, d: int, q: int, k: int, metric: str, slices: int | None = None
                "part_keys": BufferSpec(F32, S * q * k), "part_ids": BufferSpec(U32, S * q * k),
                "distances": BufferSpec(F32, q * k), "indices": BufferSpec(U32, q * k)}
     steps = []
-    bind = ("queries", "database")
+    bind: tuple[str, ...] = ("queries", "database")
     if metric == "l2":
         buffers["qnorm"], buffers["xnorm"] = BufferSpec(F32, q), BufferSpec(F32, n)
         steps += [Step(norms_program(d), ("queries", "qnorm"), grids["qnorm"]),
