@@ -130,8 +130,11 @@ class ExprTranslator:
             return self.lit(v, dtype, node)
         if isinstance(v, Val):
             if dtype is not None and self.typed(v, node) != dtype:
-                self.fail(node, f"expected a {dtype.value} value, found {self.typed(v, node).value}",
-                          f"cast it: {_marker(dtype)}(...)")
+                found = self.typed(v, node).value
+                if dtype is DataType.BOOL:
+                    self.fail(node, f"a condition (and `and`/`or`/`not`) needs a bool, found {found}",
+                              "compare it, e.g. n != 0 (numbers have no truth value in a kernel)")
+                self.fail(node, f"expected a {dtype.value} value, found {found}", f"cast it: {_marker(dtype)}(...)")
             return v
         if isinstance(v, Array):
             self.fail(node, f"the array {v.name!r} is used as a value", f"index it, e.g. {v.name}[i]")
@@ -470,9 +473,13 @@ def _is_module(obj: object) -> bool:
 
 def _is_static(obj: object) -> bool:
     """Objects a kernel may name: vyre markers and modules, math functions and the Python builtins used."""
-    if isinstance(obj, (K.Intrinsic, DType)) or _is_module(obj) or obj in K.MATH:
+    if isinstance(obj, (K.Intrinsic, DType)) or _is_module(obj):
         return True
-    return obj in (range, len, min, max, abs, _kernel_decorator())
+    try:
+        hash(obj)
+    except TypeError:
+        return False  # a list, dict, array...
+    return obj in K.MATH or any(obj is f for f in (range, len, min, max, abs, _kernel_decorator()))
 
 
 def _kernel_decorator() -> object:

@@ -8,6 +8,7 @@ import builtins
 import hashlib
 import inspect
 import os
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -93,7 +94,10 @@ class Source:
         if node is None:
             return ""
         seg = ast.get_source_segment(self.text, node) or ""
-        seg = " ".join(seg.split())  # one line: multi-line statements are quoted on one
+        lines = [re.sub(r"\s+#[^'\"]*$", "", ln) for ln in seg.splitlines()]
+        if isinstance(node, ast.stmt) and hasattr(node, "body"):
+            lines = lines[:1]  # a compound statement: its header line
+        seg = " ".join(" ".join(lines).split())  # quoted on one line
         return seg if len(seg) <= 120 else seg[:117] + "..."
 
     def error(self, node: ast.AST | None, message: str, fix: str,
