@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import vyre.ops
 from vyre.errors import DispatchError
@@ -114,6 +116,40 @@ def test_avg_pool_matches_aten_loops(backend, shape, kernel, stride, padding, ce
                                              ceil_mode=ceil, count_include_pad=include)
     ok, err, detail = compare(got, want.astype(np.float32), get("nn.avg_pool2d").tolerance_of(params))
     assert ok, detail
+
+
+@st.composite
+def _geometries(draw):
+    h, w = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    kh, kw = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    sh, sw = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    ph, pw = draw(st.integers(0, kh // 2 + 1)), draw(st.integers(0, kw // 2 + 1))  # mostly valid, some not
+    return (h, w), (kh, kw), (sh, sw), (ph, pw), draw(st.booleans()), draw(st.booleans())
+
+
+@given(_geometries())
+def test_random_geometries_match_aten_or_raise_like_torch(gpu, geo):
+    """Either both torch's rules reject the geometry (padding > kernel / 2, no output) and vyre raises
+    DispatchError, or vyre's max (with indices) and avg equal the ATen loops on the GPU."""
+    (h, w), kernel, stride, padding, ceil, include = geo
+    x = np.random.default_rng(h * 10 + w).uniform(-1, 1, (1, 2, h, w)).astype(np.float32)
+    kw = {"kernel_size": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil}
+    sizes = [(i + 2 * p - k + (s - 1 if ceil else 0)) // s + 1 for i, k, s, p in zip((h, w), kernel, stride, padding)]
+    sizes = [o - 1 if ceil and (o - 1) * s >= i + p else o for o, i, s, p in zip(sizes, (h, w), stride, padding)]
+    torch_rejects = any(p > k // 2 for p, k in zip(padding, kernel)) or min(sizes) < 1
+    if torch_rejects:
+        with pytest.raises(DispatchError):
+            vyre.ops.nn_max_pool2d(gpu, x, **kw)
+        with pytest.raises(DispatchError):
+            vyre.ops.nn_avg_pool2d(gpu, x, **kw)
+        return
+    got, where = vyre.ops.nn_max_pool2d(gpu, x, return_indices=True, **kw)
+    want, idx = _loop_pool(x, "max", kernel, stride, padding, ceil)
+    _assert_max_equal(got, want)
+    np.testing.assert_array_equal(where, idx)
+    got = vyre.ops.nn_avg_pool2d(gpu, x, count_include_pad=include, **kw)
+    want, _ = _loop_pool(x, "avg", kernel, stride, padding, ceil, include)
+    np.testing.assert_allclose(got, want, rtol=2.0 ** -21, atol=25 * 2.0 ** -22)
 
 
 def test_known_values(backend):
