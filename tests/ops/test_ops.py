@@ -12,6 +12,9 @@ For each (op, witness) -- test ids like ``reduce.sum[size1]``:
       programs step by step, and again through the convenience layer's path (the backend's
       own run_pipeline, resident buffers); ops whose params need features the adapter
       lacks skip, or fail under CI=true.
+Every kernel variant of an op (OpSpec.variants) on every witness it applies to -- ids like
+``map.exp@cpu-x4[f32-vec4]``: its programs validate and round-trip, and the reference
+interpreter and wgpu (where each can run it) match the numpy reference within the op's tolerance.
 Plus: the registry holds every op family the op library issue lists.
 """
 
@@ -31,11 +34,13 @@ import pytest
 
 from vyre.backends.reference import ReferenceBackend
 from vyre.backends.schedule import run_pipeline
+from vyre.ir.limits import Limits
 from vyre.ir.passes import WGSL_PASSES, wgsl_pipeline
 from vyre.ir.program import Program
 from vyre.ir.validate import validate
-from vyre.ops.api import execute
+from vyre.ops.api import execute, facts
 from vyre.ops.registry import all_ops, compare, get
+from vyre.ops.variants import find as find_variant
 
 from gpu_policy import skip_or_fail
 
@@ -44,6 +49,10 @@ OPS = all_ops()
 # (op id, witness name, params): witness inputs are regenerated per test (see _witness)
 CASES = [(spec.id, w.name, w.params) for spec in OPS for w in spec.witnesses()]
 IDS = [f"{op}[{name}]" for op, name, _ in CASES]
+# (op id, variant, witness name, params): each variant on the witnesses it applies to
+VARIANT_CASES = [(spec.id, v.name, w.name, w.params) for spec in OPS for v in spec.variants
+                 for w in spec.witnesses() if v.applies_to(w.params)]
+VARIANT_IDS = [f"{op}@{v}[{name}]" for op, v, name, _ in VARIANT_CASES]
 REFERENCE = ReferenceBackend()
 
 
@@ -206,6 +215,33 @@ def test_wgpu_convenience_path_matches_interpreter(gpu, op_id, name, params):
     label = f"{op_id}[{name}] wgpu run_pipeline vs interpreter"
     got = _run_unmodified(label, lambda ins: execute(gpu, pipe, ins), w)
     _check(label, got, _interpreted(op_id, name), spec.tolerance_of(w.params))
+
+
+# ----------------------------------------------------------------------------- variants
+@pytest.mark.parametrize("op_id,variant,name,params", VARIANT_CASES, ids=VARIANT_IDS)
+def test_variant_matches_reference(gpu, op_id, variant, name, params):
+    """A kernel variant: valid programs (under the limits it asks for), wire round trip, and the
+    reference interpreter and wgpu (each where it can run the variant) within tolerance of numpy."""
+    spec, w = get(op_id), _witness(op_id, name)
+    v = find_variant(spec, variant)
+    assert v is not None and v.applies_to(params)
+    pipe = v.build(**params)
+    pipe.check()
+    limits = Limits.of(dict(v.min_limits)) if v.min_limits else None
+    for p in pipe.programs:
+        validate(p, limits)
+        assert Program.from_wire(p.to_wire()).fingerprint == p.fingerprint
+    want = spec.reference(*w.inputs, **w.params)
+    tol = spec.tolerance_of(params)
+    ran = []
+    for backend in (REFERENCE, gpu):
+        if v.missing(facts(backend)) or set(spec.needs_of(params)) - facts(backend).features:
+            continue
+        label = f"{op_id}@{variant}[{name}] on {backend.name} vs numpy"
+        _check(label, _run_unmodified(label, lambda ins, b=backend: execute(b, pipe, ins), w), want, tol)
+        ran.append(backend.name)
+    if "wgpu" not in ran:
+        skip_or_fail(f"{op_id}@{variant}[{name}]: the adapter cannot run it (ran on {ran or 'nothing'})")
 
 
 # ----------------------------------------------------------------------------- registry
