@@ -1,0 +1,179 @@
+"""Launching: arguments (positional, by name, dtype and shape checks), dims, in-place outputs, the
+specialization cache (no rebuild, no recompile), threads, program()/wgsl(), the default backend."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import vyre
+from vyre import In, InOut, Out, f32, tid, u32
+from vyre.errors import DispatchError, NoAdapterError
+
+
+def make_saxpy():
+    @vyre.kernel
+    def saxpy(x: In[f32], y: InOut[f32], a: f32):
+        i = tid()
+        y[i] = a * x[i] + y[i]
+    return saxpy
+
+
+def test_launch_forms_agree(backend):
+    saxpy = make_saxpy()
+    x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    want = 2 * x + 1
+    (a,) = saxpy.launch(dim=100, inputs=[x, y.copy(), 2.0], backend=backend)
+    (b,) = saxpy.launch(dim=100, inputs={"x": x, "y": y.copy(), "a": 2.0}, backend=backend)
+    (c,) = saxpy[100](x, y.copy(), 2.0, backend=backend)
+    (d,) = saxpy[100](x=x, y=y.copy(), a=2.0, backend=backend)
+    for got in (a, b, c, d):
+        assert np.array_equal(got, want)
+
+
+def test_outputs_fill_writeable_contiguous_arrays_in_place(reference):
+    saxpy = make_saxpy()
+    x = np.arange(10, dtype=np.float32)
+    y = np.ones(10, np.float32)
+    (got,) = saxpy[10](x, y, 3.0, backend=reference)
+    assert got is y and np.array_equal(y, 3 * x + 1)
+    frozen = np.ones(10, np.float32)
+    frozen.flags.writeable = False
+    (got,) = saxpy[10](x, frozen, 3.0, backend=reference)
+    assert got is not frozen and (frozen == 1).all() and np.array_equal(got, 3 * x + 1)
+
+
+@pytest.mark.parametrize("dim", [0, -3, (4, 0), (1, 2, 3, 4), 2.5, "8", True])
+def test_bad_dims_raise_before_any_work(dim, reference):
+    saxpy = make_saxpy()
+    with pytest.raises(DispatchError, match="dim"):
+        saxpy.launch(dim, [np.zeros(4, np.float32), np.zeros(4, np.float32), 1.0], backend=reference)
+    assert saxpy.cache_info()["builds"] == 0
+
+
+@pytest.mark.parametrize("inputs,match", [
+    ([np.zeros(4, np.float64), np.zeros(4, np.float32), 1.0], "float64"),
+    ([np.zeros(4, np.float32), np.zeros(4, np.float32)], "takes 3"),
+    ({"x": np.zeros(4, np.float32), "a": 1.0}, "misses"),
+    ([np.zeros(4, np.float32), np.zeros(4, np.float32), "two"], "'a' is f32"),
+    ([[1.0, 2.0], np.zeros(4, np.float32), 1.0], "numpy array"),
+    ([np.zeros((2, 2, 2, 2), np.float32), np.zeros(4, np.float32), 1.0], "1 to 3 dimensions"),
+])
+def test_bad_arguments_raise_dispatch_error(inputs, match, reference):
+    with pytest.raises(DispatchError, match=match):
+        make_saxpy().launch(4, inputs, backend=reference)
+
+
+def test_scalar_range_is_checked(reference):
+    @vyre.kernel
+    def put(out: Out[u32], v: u32):
+        out[tid()] = v
+
+    with pytest.raises(DispatchError, match="u32"):
+        put[1](np.zeros(1, np.uint32), -1, backend=reference)
+    with pytest.raises(DispatchError, match="u32"):
+        put[1](np.zeros(1, np.uint32), 1.5, backend=reference)
+
+
+def test_second_launch_builds_and_compiles_nothing(gpu):
+    saxpy = make_saxpy()
+    x, y = np.arange(64, dtype=np.float32), np.ones(64, np.float32)
+    saxpy[64](x, y, 2.0, backend=gpu)
+    before = gpu.stats()
+    for n, a in ((64, 3.0), (50, 4.0), (64, 5.0)):  # other lengths and scalars: same program
+        (got,) = saxpy[n](x[:n], np.ones(n, np.float32), a, backend=gpu)
+        assert np.array_equal(got, a * x[:n] + 1)
+    after = gpu.stats()
+    assert saxpy.cache_info() == {"builds": 1, "hits": 3, "entries": 1}
+    assert after["pipelines_compiled"] == before["pipelines_compiled"]
+    assert after["lowerings"] == before["lowerings"]
+
+
+def test_new_types_or_shapes_specialize(reference):
+    @vyre.kernel
+    def first_col(m: In[f32], out: Out[f32]):
+        i = tid()
+        out[i] = m[i, 0]
+
+    for shape in ((4, 3), (5, 3), (4, 6)):
+        m = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        (got,) = first_col[shape[0]](m, np.zeros(shape[0], np.float32), backend=reference)
+        assert np.array_equal(got, m[:, 0])
+    assert first_col.cache_info()["builds"] == 2  # the trailing dim is baked, the first is not
+
+
+def test_threads_launching_one_kernel(reference):
+    saxpy = make_saxpy()
+    x = np.arange(256, dtype=np.float32)
+    results, errors = [], []
+
+    def work(a: float) -> None:
+        try:
+            (got,) = saxpy[256](x, np.ones(256, np.float32), a, backend=reference)
+            results.append(np.array_equal(got, a * x + 1))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(float(k),)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [True] * 6
+    assert saxpy.cache_info()["builds"] == 1
+
+
+def test_program_and_wgsl(reference):
+    saxpy = make_saxpy()
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    prog = saxpy.program(x, y, 2.0, dim=8)
+    assert isinstance(prog, vyre.Program) and prog.name == "saxpy"
+    assert vyre.Program.from_wire(prog.to_wire()).fingerprint == prog.fingerprint
+    assert "@compute @workgroup_size(256, 1, 1)" in saxpy.wgsl(x, y, 2.0, dim=8)
+    assert saxpy.program(x, y, 2.0, dim=(2, 4)).workgroup_size == (16, 16, 1)
+    with pytest.raises(DispatchError, match="not called"):
+        saxpy(x, y, 2.0)
+
+
+def test_default_backend(monkeypatch, caplog):
+    import vyre.backends.default as default
+
+    monkeypatch.setenv("VYRE_BACKEND", "reference")
+    assert isinstance(vyre.default_backend(), vyre.ReferenceBackend)
+    (got,) = make_saxpy()[4](np.ones(4, np.float32), np.ones(4, np.float32), 1.0)
+    assert np.array_equal(got, np.full(4, 2, np.float32))
+    monkeypatch.setenv("VYRE_BACKEND", "cuda")
+    with pytest.raises(DispatchError, match="VYRE_BACKEND"):
+        vyre.default_backend()
+
+    def no_adapter():
+        raise NoAdapterError("none here", fix="install one")
+
+    monkeypatch.setattr(vyre.WgpuBackend, "shared", staticmethod(no_adapter))
+    monkeypatch.setenv("VYRE_BACKEND", "gpu")
+    with pytest.raises(NoAdapterError):
+        vyre.default_backend()
+    monkeypatch.delenv("VYRE_BACKEND")
+    monkeypatch.setattr(default, "_fallback", None)
+    with caplog.at_level(logging.WARNING, logger="vyre"):
+        assert isinstance(vyre.default_backend(), vyre.ReferenceBackend)
+    assert "no GPU adapter" in caplog.text
+
+
+def test_resident_launch_returns_none_and_leaves_results_on_the_device(backend):
+    saxpy = make_saxpy()
+    x = np.arange(32, dtype=np.float32)
+    hx, hy = backend.allocate_resident(x.nbytes), backend.allocate_resident(x.nbytes)
+    try:
+        backend.upload_resident(hx, x)
+        backend.upload_resident(hy, np.ones(32, np.float32))
+        assert saxpy[32](hx, (hy, (32,)), 2.0, backend=backend) is None
+        assert np.array_equal(backend.download_resident(hy).view(np.float32), 2 * x + 1)
+        with pytest.raises(DispatchError, match="mixes"):
+            saxpy[32](hx, np.ones(32, np.float32), 2.0, backend=backend)
+    finally:
+        backend.free_resident(hx)
+        backend.free_resident(hy)
