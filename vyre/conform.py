@@ -17,15 +17,18 @@ Certificate: vyre version, adapter identity, and for each op its id, tolerance, 
 fingerprints and, per witness, the witness hash (sha256 of params and input bytes), the
 output hashes per backend, pass/fail per backend cell and the largest error seen (in ulps
 for ulp tolerances, absolute otherwise; per op, the largest per backend and unit).
-``--quick`` runs each op's smallest witness only. ``--ops`` selects ops whose id or category
-starts with a prefix (``--ops elementwise``, ``--ops reduce.sum``).
+Kernel variants (:mod:`vyre.ops.variants`): each witness also runs on every variant that applies
+to its params, on each backend that can run it (else the cell is a skip saying what it lacks);
+the witness's ``variants`` holds those cells, its ``chosen`` the variant ``vyre.ops`` would pick
+per backend, and the op's ``variants`` the status per variant and backend (``generic`` included).
+A failing variant fails its op's cell. ``--quick`` runs each op's smallest witness only.
+``--ops`` selects ops whose id or category starts with a prefix (``--ops elementwise``, ``--ops reduce.sum``).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import json
 import platform
 import sys
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
+GENERIC = "generic"  # the op's build (vyre.ops.variants.GENERIC, not imported: nothing heavy at import)
 
 
 # ----------------------------------------------------------------------------- hashing
@@ -176,6 +180,45 @@ def _cell(spec, backend: _Backend, pipe, w, want, tol) -> tuple[dict, list[str],
     return cell, hashes, worst
 
 
+def _variant_cells(spec, v, backends: list[_Backend], w, want, tol) -> tuple[dict, dict[str, float]]:
+    """{backend: cell} of variant ``v`` on witness ``w``, and the largest error per backend."""
+    from .ops.api import facts
+
+    try:
+        pipe = v.build(**w.params)
+    except Exception as exc:
+        detail = f"build: {type(exc).__name__}: {exc}"
+        return {b.name: {"status": ERROR, "detail": detail} for b in backends}, {}
+    cells, worst = {}, {}
+    for b in backends:
+        lacks = v.missing(facts(b.runner)) if b.runner is not None else []
+        if lacks:
+            cells[b.name] = {"status": SKIP, "detail": f"adapter lacks {', '.join(lacks)}"}
+            continue
+        cell, hashes, err = _cell(spec, b, pipe, w, want, tol)
+        if hashes:
+            cell["outputs"] = hashes
+        cell["fingerprints"] = [p.fingerprint for p in pipe.programs]
+        cells[b.name] = cell
+        if "error_unit" in cell:
+            worst[b.name] = err
+    return cells, worst
+
+
+def _chosen(spec, backends: list[_Backend], params: dict) -> dict[str, str]:
+    from .ops.api import facts
+    from .ops.variants import choose
+
+    out = {}
+    for b in backends:
+        if b.runner is not None:
+            try:
+                out[b.name] = choose(spec, params, facts(b.runner))
+            except Exception as exc:  # a backend without capabilities(): say so, the cells say the rest
+                out[b.name] = f"error: {type(exc).__name__}"
+    return out
+
+
 def _op_status(statuses: list[str]) -> str:
     if not statuses:
         return SKIP
@@ -201,6 +244,7 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
     fingerprints: dict[str, None] = {}
     per_backend: dict[str, list[str]] = {b.name: [] for b in backends}
     worst: dict[str, dict[str, float]] = {b.name: {} for b in backends}  # backend -> unit -> error
+    per_variant = {v: {b.name: [] for b in backends} for v in spec.variant_names()}  # generic last
     for w in witnesses:
         item = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
                 "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}
@@ -219,18 +263,32 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
             entry["witnesses"].append(item)
             continue
         tol = spec.tolerance_of(w.params)
+        unit = "ulp" if tol.kind == "ulp" else "abs"
         for b in backends:
             cell, hashes, err = _cell(spec, b, pipe, w, want, tol)
             item["cells"][b.name] = cell
             if hashes:
                 item["outputs"][b.name] = hashes
             per_backend[b.name].append(cell["status"])
+            per_variant[GENERIC][b.name].append(cell["status"])
             if "error_unit" in cell:
-                unit = cell["error_unit"]
                 worst[b.name][unit] = max(worst[b.name].get(unit, 0.0), err)
+        applicable = [v for v in spec.variants if v.applies_to(w.params)]
+        if spec.variants:
+            item["variants"] = {}
+            item["chosen"] = _chosen(spec, backends, w.params)
+        for v in applicable:
+            cells, errs = _variant_cells(spec, v, backends, w, want, tol)
+            item["variants"][v.name] = cells
+            for name, cell in cells.items():
+                per_backend[name].append(cell["status"])
+                per_variant[v.name][name].append(cell["status"])
+            for name, err in errs.items():
+                worst[name][unit] = max(worst[name].get(unit, 0.0), err)
         entry["witnesses"].append(item)
     entry["programs"] = list(fingerprints)
     entry["cells"] = {b: _op_status(s) for b, s in per_backend.items()}
+    entry["variants"] = {v: {b: _op_status(s) for b, s in cells.items()} for v, cells in per_variant.items()}
     entry["max_error"] = {b: {u: _number(e) for u, e in units.items()} for b, units in worst.items()}
     return entry
 
@@ -316,72 +374,30 @@ def matrix(cert: dict) -> str:
     c = cert["summary"]["cells"]
     lines.append(f"{cert['summary']['ops']} ops x {len(names)} backend(s): {c[PASS]} pass, {c[FAIL]} fail, "
                  f"{c[ERROR]} error, {c[SKIP]} skip ({cert['summary']['seconds']} s)")
-    failed = [(e["id"], n, wi) for e in cert["ops"] for wi in e["witnesses"] for n, cell in wi["cells"].items()
-              if cell["status"] in (FAIL, ERROR)]
-    for op, n, wi in failed[:20]:
-        lines.append(f"  FAIL {op}[{wi['name']}] on {n}: {wi['cells'][n].get('detail', '')}")
+    variants = [(e["id"], v, cells) for e in cert["ops"] for v, cells in e.get("variants", {}).items()
+                if v != GENERIC]
+    if variants:
+        tally = {s: sum(list(c.values()).count(s) for _, _, c in variants) for s in (PASS, FAIL, ERROR, SKIP)}
+        lines.append(f"{len(variants)} kernel variant(s) besides generic: {tally[PASS]} pass, {tally[FAIL]} fail, "
+                     f"{tally[ERROR]} error, {tally[SKIP]} skip (per backend; see the certificate's variants)")
+    failed = [(f"{e['id']}[{wi['name']}]", n, cell) for e in cert["ops"] for wi in e["witnesses"]
+              for n, cell in wi["cells"].items() if cell["status"] in (FAIL, ERROR)]
+    failed += [(f"{e['id']}@{v}[{wi['name']}]", n, cell) for e in cert["ops"] for wi in e["witnesses"]
+               for v, cells in wi.get("variants", {}).items() for n, cell in cells.items()
+               if cell["status"] in (FAIL, ERROR)]
+    for label, n, cell in failed[:20]:
+        lines.append(f"  FAIL {label} on {n}: {cell.get('detail', '')}")
     if len(failed) > 20:
         lines.append(f"  ... and {len(failed) - 20} more failing cells (see the certificate)")
     return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- catalogue
-def _params_text(spec) -> str:
-    parts = []
-    for p in inspect.signature(spec.build).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
-    return ", ".join(parts)
-
-
-def _tolerance_text(spec) -> str:
-    seen: dict[str, str] = {}
-    for w in spec.witnesses():
-        seen.setdefault(str(w.params.get("dtype", "")), spec.tolerance_of(w.params).describe())
-    if len(set(seen.values())) <= 1:
-        return next(iter(seen.values()), spec.tolerance.describe())
-    return "; ".join(f"{k}: {v}" for k, v in seen.items())
-
-
-def _needs_text(spec) -> str:
-    needs = set(spec.needs)
-    extra = set()
-    for w in spec.witnesses():
-        extra |= set(spec.needs_of(w.params)) - needs
-    text = ", ".join(sorted(needs))
-    if extra:
-        text = ", ".join(filter(None, [text, f"{', '.join(sorted(extra))} (some params)"]))
-    return text
-
-
 def catalogue_markdown(specs=None) -> str:
-    """docs/ops.md: every registered op with its category, summary, params and tolerance."""
-    from .ops.api import function_name
-    from .ops.registry import all_ops
+    """docs/ops.md: the op families, the kernel variants and every op (see :mod:`vyre.ops.catalogue`)."""
+    from .ops.catalogue import catalogue_markdown as markdown
 
-    specs = sorted(all_ops() if specs is None else specs, key=lambda s: (s.category, s.id))
-    esc = lambda t: str(t).replace("|", "\\|")  # noqa: E731
-    lines = [
-        "# Op catalogue",
-        "",
-        "Generated from the registry by `vyre.conform.catalogue_markdown()`; rewrite it with",
-        "`python -m vyre.conform --catalogue docs/ops.md` (tests/test_conform.py checks it is current).",
-        "",
-        "Call an op as `vyre.ops.<function>(backend, *arrays, **params)`. The convenience layer",
-        "derives the build params from the arrays; `vyre.ops.registry.get(id).build(**params)`",
-        "gives the pipeline. Tolerances are against the op's numpy reference, per dtype where they",
-        "differ. `python -m vyre.conform` checks every op on every backend.",
-        "",
-        f"{len(specs)} ops.",
-        "",
-        "| id | function | category | summary | params | tolerance | needs |",
-        "|----|----------|----------|---------|--------|-----------|-------|",
-    ]
-    for s in specs:
-        lines.append(f"| `{s.id}` | `{function_name(s.id)}` | {s.category} | {esc(s.summary)} | {esc(_params_text(s))} "
-                     f"| {esc(_tolerance_text(s))} | {esc(_needs_text(s))} |")
-    return "\n".join(lines) + "\n"
+    return markdown(specs)
 
 
 # ----------------------------------------------------------------------------- command line

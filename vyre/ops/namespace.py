@@ -50,15 +50,21 @@ def table() -> dict[str, dict[str, str]]:
     with _LOCK:
         if _TABLE is not None and _TABLE[0] == key:
             return _TABLE[1]
-    ids = frozenset(key)
+    out = table_of(specs)
+    with _LOCK:
+        _TABLE = (key, out)
+    return out
+
+
+def table_of(specs: Any) -> dict[str, dict[str, str]]:
+    """{family: {name: op id}} of the given OpSpecs; ValueError when two ops take one name."""
+    ids = frozenset(s.id for s in specs)
     out: dict[str, dict[str, str]] = {}
     for s in specs:
         family, name = place(s.id, s.category, ids)
         other = out.setdefault(family, {}).setdefault(name, s.id)
         if other != s.id:
             raise ValueError(f"ops {other!r} and {s.id!r} both map to vyre.ops.{family}.{name}")
-    with _LOCK:
-        _TABLE = (key, out)
     return out
 
 
@@ -196,5 +202,5 @@ def top_level_names() -> list[str]:
     return sorted(out)
 
 
-__all__ = ["place", "table", "families", "resolve", "op_id_of", "op_function", "Namespace", "OpModule",
+__all__ = ["place", "table", "table_of", "families", "resolve", "op_id_of", "op_function", "Namespace", "OpModule",
            "FamilyPackage", "install", "top_level", "top_level_names"]
