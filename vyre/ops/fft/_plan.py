@@ -1,9 +1,10 @@
 """The steps of a batched 1-D FFT of any length n over ``vec2<f32>`` pipeline buffers.
 
 * n = 1: a (scaled) copy.
-* n a power of two up to 2048: the twiddle table and one workgroup-memory pass (``_tile``).
+* n a power of two up to 2048: the stage twiddle table and one workgroup-memory pass (``_tile``).
 * n a power of two up to 2^22: the four-step decomposition n = n1 * n2 (both <= 2048): n2
-  interleaved column FFTs of length n1 with the twiddle ``w_n^(j2 k1)`` applied on the way out,
+  interleaved column FFTs of length n1 with the twiddle ``w_n^(j2 k1)`` (computed in place)
+  applied on the way out,
   then n1 row FFTs of length n2 written transposed. Two passes over the data, each coalesced in
   runs of ``rows`` columns.
 * any other n up to 2^21: Bluestein's chirp-z transform, ``X = c * ((x c) conv conj(c))`` with
@@ -50,10 +51,10 @@ def _table(length: int, buffers: dict, steps: list) -> str:
 
 def _pow2_steps(n: int, batch: int, src: str, dst: str, inverse: bool, scale: float,
                 buffers: dict, steps: list, prefix: str) -> None:
-    tw = _table(n, buffers, steps)
     if n <= TILE:
+        tw = _table(n, buffers, steps)
         rows = Side(gs=n, js=1)
-        prog = tile_program(n, batch, 1, n, rows, rows, table=n, inverse=inverse, scale=scale)
+        prog = tile_program(n, batch, 1, n, rows, rows, inverse=inverse, scale=scale)
         steps.append(Step(prog, (src, tw, dst), tile_grid(n, batch)))
         return
     n1 = 1 << ((n.bit_length() - 1) // 2)
@@ -61,11 +62,10 @@ def _pow2_steps(n: int, batch: int, src: str, dst: str, inverse: bool, scale: fl
     mid = f"{prefix}_mid"
     buffers[mid] = BufferSpec(C2, n * batch)
     cols = Side(gs=1, js=n2)  # x[j1 * n2 + j2]: column j2, element j1; Y keeps that layout
-    first = tile_program(n1, batch * n2, n2, n, cols, cols, table=n, inverse=inverse, post=n)
-    second = tile_program(n2, batch * n1, n1, n, Side(gs=n2, js=1), Side(gs=1, js=n1), table=n,
-                          inverse=inverse, scale=scale)
-    steps.append(Step(first, (src, tw, mid), tile_grid(n1, batch * n2)))
-    steps.append(Step(second, (mid, tw, dst), tile_grid(n2, batch * n1)))
+    first = tile_program(n1, batch * n2, n2, n, cols, cols, inverse=inverse, post=n)
+    second = tile_program(n2, batch * n1, n1, n, Side(gs=n2, js=1), Side(gs=1, js=n1), inverse=inverse, scale=scale)
+    steps.append(Step(first, (src, _table(n1, buffers, steps), mid), tile_grid(n1, batch * n2)))
+    steps.append(Step(second, (mid, _table(n2, buffers, steps), dst), tile_grid(n2, batch * n1)))
 
 
 def fft_steps(n: int, batch: int, src: str, dst: str, *, inverse: bool, scale: float,
