@@ -24,13 +24,13 @@ def call(tr: ExprTranslator, node: ast.Call) -> Value:
     fn = tr.callee(node)
     args = node.args
     if isinstance(fn, funcs.Func):
-        return funcs.inline(tr, fn, node)
+        return funcs.inline(tr, fn, node)  # type: ignore[arg-type]  # the translator is always a Translator
     if isinstance(fn, DType):
         _arity(tr, node, 1, 1)
         return cast(tr, tr.expr(args[0]), fn.dtype, node)
     if fn in (min, max):
         if len(args) < 2:
-            tr.fail(node, f"{fn.__name__} takes two or more values in a kernel",  # type: ignore[attr-defined]
+            tr.fail(node, f"{'min' if fn is min else 'max'} takes two or more values in a kernel",
                     "e.g. min(a, b) or min(a, b, c)")
         out = tr.expr(args[0])
         for a in args[1:]:

@@ -314,7 +314,8 @@ class ExprTranslator:
         if isinstance(v, Const):
             if op is ast.Not:
                 self.fail(node, "`not` on a constant", "write the constant's truth value directly")
-            return Const({ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[op](v.value))
+            fold: dict[type, Any] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+            return Const(fold[op](v.value))
         x = self.as_val(v, node)
         t = self.typed(x, node)
         if op is ast.UAdd:

@@ -26,7 +26,7 @@ class Func:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         self._source: Source | None = None
 
     @property
@@ -87,6 +87,7 @@ def inline(tr: Translator, f: Func, call: ast.Call) -> Value:
         frame.scopes[0][p.arg] = local
     body = list(fdef.body)
     final = body.pop() if body and isinstance(body[-1], ast.Return) else None
+    assert final is None or isinstance(final, ast.Return)
     ret_ann = None
     tr.funcs.append(f)
     tr.src, tr.frame = src, frame
@@ -94,7 +95,7 @@ def inline(tr: Translator, f: Func, call: ast.Call) -> Value:
         if fdef.returns is not None:
             ret_ann = src.resolve(fdef.returns)
         tr.body(body)
-        if final is None or final.value is None:
+        if not isinstance(final, ast.Return) or final.value is None:
             return Const(0)
         with tr.at(final):
             out = tr.expr(final.value)

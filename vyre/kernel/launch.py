@@ -30,7 +30,7 @@ def check_dim(name: str, dim: object) -> tuple[int, ...]:
     if not ok:
         raise DispatchError(f"kernel {name}: invalid dim {dim!r}: expected an int or a tuple of 1 to 3 ints",
                             fix="e.g. dim=n, dim=(h, w) or dim=(d, h, w): one thread per element of the work")
-    out = tuple(int(d) for d in dims)  # type: ignore[union-attr]
+    out = tuple(int(d) for d in dims)  # type: ignore[attr-defined]  # checked above
     if min(out) < 1 or max(out) > 2**32 - 1:
         raise DispatchError(f"kernel {name}: dim {out} has a dimension outside 1 .. 2**32-1",
                             fix="give every dimension >= 1 (skip the launch when there is no work)")

@@ -99,7 +99,7 @@ class Translator(ExprTranslator):
         fn = self.callee(value) if isinstance(value, ast.Call) else None
         if fn is K.tid2 or fn is K.tid3:
             n = 2 if fn is K.tid2 else 3
-            if value.args or len(names) != n or self.rank != n:
+            if (isinstance(value, ast.Call) and value.args) or len(names) != n or self.rank != n:
                 self.fail(node, f"tid{n}() unpacks into {n} names in a {n}-D launch (this launch is "
                           f"{self.rank}-D)", f"write {', '.join('yxz'[:n])} = vyre.tid{n}()")
             vals: list[object] = list(self.tids)
@@ -111,7 +111,7 @@ class Translator(ExprTranslator):
             self.fail(node, "tuple assignment needs a tuple of the same length (or vyre.tid2()/tid3())",
                       "write a, b = x, y")
         for t, v in zip(names, vals):
-            self.assign(t, v, node)  # type: ignore[arg-type]
+            self.assign(t, v, node)
 
     def assign(self, target: ast.expr, value: object, node: ast.AST, declared: DataType | None = None) -> None:
         if isinstance(target, ast.Subscript):
@@ -121,7 +121,7 @@ class Translator(ExprTranslator):
             if not arr.writable:
                 self.fail(node, f"{arr.name!r} is an In[...] array (read-only)", "annotate it InOut[...] or Out[...]")
             idx = self.index(arr, target.slice, target)
-            arr.ref[idx] = self.as_val(value, node, arr.dtype)  # type: ignore[arg-type]
+            arr.ref[idx] = self.as_val(value, node, arr.dtype)
             return
         if not isinstance(target, ast.Name):
             self.fail(node, f"cannot assign to {type(target).__name__}", "assign to a name or an array element")
@@ -133,7 +133,7 @@ class Translator(ExprTranslator):
                           f"copy it into a new variable first: {name}2 = {name}")
             if declared is not None and declared != cur.dtype:
                 self.fail(node, f"{name!r} is already a {cur.dtype.value}", "use a new name for the other type")
-            v = self.as_val(value, node, cur.dtype if isinstance(value, Const) else None)  # type: ignore[arg-type]
+            v = self.as_val(value, node, cur.dtype if isinstance(value, Const) else None)
             t = self.typed(v, node)
             if t != cur.dtype:
                 line = cur.line
@@ -144,7 +144,7 @@ class Translator(ExprTranslator):
             return
         if cur is not None:
             self.fail(node, f"{name!r} is an array or constant and cannot be assigned", "use another name")
-        v = self.as_val(value, node, declared)  # type: ignore[arg-type]
+        v = self.as_val(value, node, declared)
         t = declared or self.typed(v, node)
         if t.is_vector:
             self.fail(node, "vector locals are not supported", "use scalars")
@@ -249,7 +249,7 @@ class Translator(ExprTranslator):
         b = self.let(b, "stop")  # Python evaluates the bound once
         name = node.target.id
         with self.b.for_range(a, b, step, name=self.fresh(name)) as k, self.scope():
-            self.bind(name, Local(k.node.name, t, k, mutable=False, what="loop variable"))  # type: ignore[attr-defined]
+            self.bind(name, Local(str(getattr(k.node, "name", name)), t, k, mutable=False, what="loop variable"))
             self.body(node.body)
 
 
