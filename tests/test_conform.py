@@ -133,6 +133,55 @@ def test_catalogue_lists_every_op():
     assert "shader-f16 (some params)" in text
 
 
+def test_catalogue_has_the_families_and_variants():
+    text = conform.catalogue_markdown()
+    assert "## Op families" in text and "| family | namespace | ops | flat names |" in text
+    assert "| reduce | `vyre.ops.reduce` | `argmax`, `histogram`, `max`, `mean`, `min`, `prod`, `sum` " in text
+    assert "`vyre.ops.linalg` | `matmul`, `matmul_batched`, `matmul_f16` |" in text
+    assert "| map | `vyre.ops.map` |" in text and "`map_*`" in text
+    assert "## Kernel variants" in text and "| `cpu-x4` |" in text
+    assert "| generic |" in text and "| cpu-x4, generic |" in text  # the kernels column
+
+
+def _variant_spec(**variant):
+    from vyre.ops.variants import Variant
+
+    base = get("map.neg")
+    v = Variant(name="test-variant", summary="test", **{"build": base.build, **variant})
+    return _broken(base, variants=(v,))
+
+
+def test_variants_run_and_are_certified():
+    cert = conform.run(specs=[_variant_spec()], backends=("reference",))
+    (entry,) = cert["ops"]
+    assert entry["cells"] == {"reference": "pass"}
+    assert entry["variants"] == {"test-variant": {"reference": "pass"}, "generic": {"reference": "pass"}}
+    for w in entry["witnesses"]:
+        assert w["chosen"] == {"reference": "generic"}  # the reference runs the generic kernel
+        cell = w["variants"]["test-variant"]["reference"]
+        assert cell["status"] == "pass" and cell["outputs"] == w["outputs"]["reference"]
+    assert "1 kernel variant(s) besides generic: 1 pass" in conform.matrix(cert)
+
+
+def test_a_failing_variant_fails_its_op():
+    wrong = _variant_spec(build=get("map.abs").build, applies=lambda p: p["dtype"] == "f32")
+    cert = conform.run(specs=[wrong], backends=("reference",))
+    (entry,) = cert["ops"]
+    assert entry["cells"] == {"reference": "fail"} and cert["summary"]["passed"] is False
+    assert entry["variants"] == {"test-variant": {"reference": "fail"}, "generic": {"reference": "pass"}}
+    assert all(("test-variant" in w["variants"]) == (w["params"]["dtype"] == "f32") for w in entry["witnesses"])
+    assert "FAIL test.broken.map.neg@test-variant[" in conform.matrix(cert)
+
+
+def test_a_variant_the_backend_cannot_run_skips():
+    spec = _variant_spec(features=frozenset({"no-such-feature"}))
+    cert = conform.run(specs=[spec], backends=("reference",), quick=True)
+    (entry,) = cert["ops"]
+    assert entry["variants"]["test-variant"] == {"reference": "skip"} and entry["cells"] == {"reference": "pass"}
+    (w,) = entry["witnesses"]
+    assert "no-such-feature" in w["variants"]["test-variant"]["reference"]["detail"]
+
+
 @pytest.mark.parametrize("argv", [["--backend", "metal"], ["--bogus"]])
 def test_bad_arguments(argv):
     with pytest.raises(SystemExit):

@@ -51,6 +51,10 @@ def table() -> dict[str, dict[str, str]]:
         if _TABLE is not None and _TABLE[0] == key:
             return _TABLE[1]
     out = table_of(specs)
+    for family in out:  # a family subpackage whose __init__ lacks the install() line still works
+        mod = sys.modules.get(f"vyre.ops.{family}")
+        if mod is not None and hasattr(mod, "__path__") and not isinstance(mod, FamilyPackage):
+            install(mod.__name__)
     with _LOCK:
         _TABLE = (key, out)
     return out
