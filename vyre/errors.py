@@ -123,14 +123,26 @@ class KernelError(ValidationError):
 
     code = "VYRE-E102"
 
-    def __init__(self, kernel: str, filename: str, line: int, segment: str, message: str, fix: str,
-                 issues: list[ValidationIssue] | None = None):
-        self.kernel, self.filename, self.line, self.segment = kernel, filename, line, segment
-        self.program_name = kernel
-        self.issues = list(issues) if issues else [ValidationIssue("kernel", f"{filename}:{line}", segment,
-                                                                   message, fix)]
-        where = f"kernel {kernel}, {filename}:{line}"
-        VyreError.__init__(self, f"{where}: `{segment}`: {message}" if segment else f"{where}: {message}", fix=fix)
+    def __init__(self, program_name: str, issues: list[ValidationIssue], *, filename: str = "", line: int = 0,
+                 segment: str = "", message: str | None = None, fix: str | None = None):
+        """``KernelError(kernel, issues)`` like any ValidationError; with ``message`` (and ``filename``,
+        ``line``, ``segment``, ``fix``) the message points at the source: see :meth:`at`."""
+        if message is None:
+            super().__init__(program_name, issues)
+        else:
+            self.program_name, self.issues = program_name, list(issues)
+            where = f"kernel {program_name}, {filename}:{line}"
+            VyreError.__init__(self, f"{where}: `{segment}`: {message}" if segment else f"{where}: {message}",
+                               fix=fix)
+        self.kernel, self.filename, self.line, self.segment = program_name, filename, line, segment
+
+    @classmethod
+    def at(cls, kernel: str, filename: str, line: int, segment: str, message: str, fix: str,
+           issues: list[ValidationIssue] | None = None) -> KernelError:
+        """The error of kernel ``kernel`` at ``filename:line``, quoting ``segment`` of its source; its one
+        issue (rule ``"kernel"``) says the same, unless ``issues`` (a validator's) are given."""
+        found = list(issues) if issues else [ValidationIssue("kernel", f"{filename}:{line}", segment, message, fix)]
+        return cls(kernel, found, filename=filename, line=line, segment=segment, message=message, fix=fix)
 
 
 class LoweringError(VyreError):

@@ -71,10 +71,14 @@ class Kernel:
         bound = bind(self.__name__, self.params, named or args, dims, self.workgroup_size)
         return self._specialize(bound.spec)
 
-    def wgsl(self, *args: Any, dim: Any, **named: Any) -> str:
-        """The WGSL of :meth:`program` for these arguments."""
-        from ..lower import lower
-        return lower(self.program(*args, dim=dim, **named)).wgsl
+    def wgsl(self, *args: Any, dim: Any, backend: Any = None, **named: Any) -> str:
+        """The WGSL of :meth:`program` for these arguments, as ``backend.compile`` lowers it (default: the
+        reference backend's lowering, which is the GPU's)."""
+        program = self.program(*args, dim=dim, **named)
+        if backend is None:
+            from ..backends.reference import ReferenceBackend
+            backend = ReferenceBackend()
+        return str(backend.compile(program).wgsl)
 
     # ---- launch ----
     def launch(self, dim: Any, inputs: Any = (), backend: Any = None) -> list[np.ndarray] | None:

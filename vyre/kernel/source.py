@@ -23,7 +23,7 @@ class Source:
 
     def __init__(self, fn: Callable[..., Any], what: str = "kernel"):
         if not inspect.isfunction(fn):
-            raise KernelError(getattr(fn, "__name__", repr(fn)), "<unknown>", 0, "",
+            raise KernelError.at(getattr(fn, "__name__", repr(fn)), "<unknown>", 0, "",
                               f"@vyre.{what} decorates a plain Python function, got {type(fn).__name__}",
                               f"put @vyre.{what} directly above a `def`")
         self.fn = fn
@@ -34,7 +34,7 @@ class Source:
         try:
             lines, first = inspect.getsourcelines(fn)
         except (OSError, TypeError) as exc:
-            raise KernelError(self.name, self.short_file, code.co_firstlineno, "",
+            raise KernelError.at(self.name, self.short_file, code.co_firstlineno, "",
                               f"cannot read the source of {self.name!r} ({exc})",
                               "define the kernel in a .py file (not in an interactive prompt or exec'd string)") \
                 from None
@@ -102,7 +102,7 @@ class Source:
 
     def error(self, node: ast.AST | None, message: str, fix: str,
               issues: list[ValidationIssue] | None = None, kernel: str | None = None) -> KernelError:
-        return KernelError(kernel or self.name, self.short_file, self.line_of(node), self.segment(node), message, fix,
+        return KernelError.at(kernel or self.name, self.short_file, self.line_of(node), self.segment(node), message, fix,
                            issues)
 
     def fail(self, node: ast.AST | None, message: str, fix: str) -> NoReturn:

@@ -77,7 +77,7 @@ InOut = AccessMarker("InOut", Access.READ_WRITE)
 
 def outside_kernel(name: str) -> KernelError:
     """The error of a kernel intrinsic or dtype marker called by ordinary Python code."""
-    return KernelError("<python>", "<python>", 0, f"{name}(...)",
+    return KernelError.at("<python>", "<python>", 0, f"{name}(...)",
                        f"vyre.{name} only has a meaning inside a @vyre.kernel or @vyre.func body",
                        "call it in a function decorated with @vyre.kernel (the body is translated, not executed)")
 
