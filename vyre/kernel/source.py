@@ -102,8 +102,8 @@ class Source:
 
     def error(self, node: ast.AST | None, message: str, fix: str,
               issues: list[ValidationIssue] | None = None, kernel: str | None = None) -> KernelError:
-        return KernelError.at(kernel or self.name, self.short_file, self.line_of(node), self.segment(node), message, fix,
-                           issues)
+        return KernelError.at(kernel or self.name, self.short_file, self.line_of(node), self.segment(node),
+                              message, fix, issues)
 
     def fail(self, node: ast.AST | None, message: str, fix: str) -> NoReturn:
         raise self.error(node, message, fix)
