@@ -244,7 +244,7 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
     fingerprints: dict[str, None] = {}
     per_backend: dict[str, list[str]] = {b.name: [] for b in backends}
     worst: dict[str, dict[str, float]] = {b.name: {} for b in backends}  # backend -> unit -> error
-    per_variant = {v: {b.name: [] for b in backends} for v in spec.variant_names()}  # generic last
+    per_variant: dict[str, dict[str, list[str]]] = {v: {b.name: [] for b in backends} for v in spec.variant_names()}
     for w in witnesses:
         item = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
                 "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}

@@ -62,11 +62,14 @@ def pipeline_for(op_id: str, params: dict, variant: str = V.GENERIC) -> Pipeline
 def facts(backend: Backend) -> V.AdapterFacts:
     """What variant selection knows of ``backend`` (:func:`vyre.ops.variants.facts_of`, cached)."""
     try:
-        hit = _FACTS.get(backend)
+        with _LOCK:
+            hit = _FACTS.get(backend)
     except TypeError:  # not weak-referenceable: ask every time
         return V.facts_of(backend)
     if hit is None:
-        hit = _FACTS[backend] = V.facts_of(backend)
+        hit = V.facts_of(backend)
+        with _LOCK:
+            _FACTS[backend] = hit
     return hit
 
 
