@@ -6,3 +6,7 @@ its siblings convert numpy complex64 at the boundary. Powers of two run as radix
 workgroup memory (one pass up to 2048 points, a four-step two-pass decomposition up to 2^22);
 other lengths go through Bluestein's chirp-z transform over a power-of-two FFT.
 """
+
+from ..namespace import install as _install_namespace
+
+_install_namespace(__name__)  # vyre.ops.fft.<op>: this package is also its op family namespace
