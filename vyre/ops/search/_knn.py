@@ -10,8 +10,7 @@ together read the same slice and share it in the cache):
   accumulators per invocation, K-tiles of 16 in two stages of workgroup memory with a register
   prefetch, XOR-swizzled vec4 slots). Queries and database are both row-major with the dimension
   contiguous, so both operands move as 4 x 4 blocks (four vec4 row loads, transposed in
-  registers into four k-slices). The last K-tile's prefetch loads the next database tile's first
-  K-tile, so its latency hides behind the top-k work;
+  registers into four k-slices);
 * the block is turned into ranking keys (``ip``: the inner product; ``l2``: minus the squared
   distance ``max(|q|^2 + |x|^2 - 2 q.x, 0)``, the norms computed by :func:`norms_program`) and
   parked in the same 16 KiB of workgroup memory (64 rows of 16 vec4, swizzled), never in global
@@ -199,22 +198,20 @@ def partial_program(d: int, k: int, metric: str) -> Program:
             qnorms.append(b.let(b.select(row < nq, qn[row], 0.0), f"qn{r}"))
     top = _TopK(b, k)
 
-    fetch(b.lit(0), b.let(s * tps * TN, "first_col"))  # the slice's first K-tile
     with b.for_range(0, tps, name="t") as t:
         col0 = b.let((s * tps + t) * TN, "col0")
         with b.if_(col0 < n):  # workgroup-uniform: the last slice may have fewer tiles
             for r in range(8):
                 for h in range(2):
                     acc[r][h].set(zero4)
-            stash(b.lit(0))  # K-tile 0 of this tile, fetched during the previous tile
+            fetch(b.lit(0), col0)
+            stash(b.lit(0))
             b.barrier()
             with b.for_range(0, n_kt, name="kt") as kt:
                 odd = b.let(kt & 1, "stage")
                 more = b.let(kt + 1 < n_kt, "more")
                 with b.if_(more):
                     fetch((kt + 1) * TK, col0)
-                with b.else_():  # the next tile's first K-tile: its latency hides behind the top-k work
-                    fetch(b.lit(0), col0 + TN)
                 multiply(odd)
                 with b.if_(more):
                     stash(odd ^ 1)
