@@ -26,6 +26,11 @@ and keeps the best ``k`` with the same rule, stopping each list at its first los
 of queries, of database vectors and of slices are runtime values (buffer lengths and the
 grid), so one compiled program serves every index size; ``d``, ``k`` and the metric are
 build-time constants.
+
+Measured on an H200 (Vulkan, kernel time), 1M x 128 database, 1,024 queries, k = 10: ip 14.2 ms
+(19.4 TFLOP/s of distance work; PyTorch matmul + topk, f32 without TF32: 19.5 ms), l2 14.7 ms
+(PyTorch 25.4 ms); slices 64..256 within 1%, 1024 slices 13% slower; k = 1: 12.5 ms; k = 64:
+about 107 ms (the 128-variable list no longer fits in registers).
 """
 
 from __future__ import annotations
