@@ -13,13 +13,15 @@ from __future__ import annotations
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    from .namespace import top_level
+    from .namespace import family, submodule  # not `from . import`: that asks this hook again
 
-    found = top_level(name)  # a subpackage or module, a family namespace, FlatIndex
+    found = submodule(name)  # a subpackage or module (imported now), FlatIndex
     if found is None:
         from .api import lookup
 
-        found = lookup(name)
+        found = lookup(name)  # a flat op name
+    if found is None:
+        found = family(name)  # map, zip, bits
     if found is None:
         raise AttributeError(f"vyre.ops has no op {name!r}")
     globals()[name] = found

@@ -177,15 +177,19 @@ def install(package: str) -> None:
             setattr(mod, name, value)
 
 
-def top_level(name: str) -> Any:
-    """``vyre.ops.<name>`` when it is no op: a subpackage (imported), a :class:`Namespace`, FlatIndex;
-    None when it is none of those."""
+def submodule(name: str) -> Any:
+    """``vyre.ops.<name>`` when it is a submodule or subpackage (imported now) or FlatIndex; else None."""
     if name == "FlatIndex":
         if not _has_module("vyre.ops.search.index"):
             raise AttributeError("vyre.ops.FlatIndex needs vyre.ops.search.index, which this vyre lacks")
         return importlib.import_module("vyre.ops.search.index").FlatIndex
     if importlib.util.find_spec(f"vyre.ops.{name}") is not None:
         return importlib.import_module(f"vyre.ops.{name}")
+    return None
+
+
+def family(name: str) -> Namespace | None:
+    """``vyre.ops.<name>`` for an op family that is no subpackage (``map``, ``zip``, ``bits``); else None."""
     if _loading():
         raise AttributeError(f"vyre.ops.{name} was asked for while the op modules are being imported")
     return Namespace(name) if name in table() else None
@@ -207,4 +211,4 @@ def top_level_names() -> list[str]:
 
 
 __all__ = ["place", "table", "table_of", "families", "resolve", "op_id_of", "op_function", "Namespace", "OpModule",
-           "FamilyPackage", "install", "top_level", "top_level_names"]
+           "FamilyPackage", "install", "submodule", "family", "top_level_names"]
