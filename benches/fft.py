@@ -4,6 +4,8 @@ vyre: the op's pipeline on resident buffers (twiddle table, then one workgroup-m
 n <= 2048 or the two four-step passes above), device time per launch; the result is checked in
 full against numpy's float64 FFT with the op's tolerance. Baseline: torch ``torch.fft.fft``
 (cuFFT) on the same data, CUDA events. Issue 15's target: 2^20 points x 16 at >= 0.5x torch.
+Measured on the H200 (2026-11-30): 2^20 x 16 in 0.562 ms vs torch 0.183 ms (0.33x: target not met);
+2^10 x 16384 in 0.213 ms vs 0.069 ms (0.32x). Every pass is about 3x over its memory traffic's time.
 """
 
 from __future__ import annotations

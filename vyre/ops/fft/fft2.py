@@ -47,6 +47,10 @@ def tolerance(rows: int, cols: int, inverse: bool) -> Tolerance:
     return rel(0.0, atol / terms if inverse else atol)
 
 
+def _tolerance_for(inverse: bool):
+    return lambda p: tolerance(p["rows"], p["cols"], inverse)
+
+
 def _params_for(op: str):
     def params_for(x) -> dict:
         _io.complex_input(op, x, axes=2)
@@ -76,7 +80,7 @@ for _inverse in (False, True):
         reference=(lambda x, rows, cols, batch, inverse=_inverse: reference(x, rows, cols, batch, inverse)),
         witnesses=_witnesses(_inverse), params_for=_params_for(_id),
         tolerance=tolerance(2, 2, _inverse),
-        tolerance_for=(lambda p, inverse=_inverse: tolerance(p["rows"], p["cols"], inverse)),
+        tolerance_for=_tolerance_for(_inverse),
         to_device=lambda x: (_io.to_pairs(x),),
         from_device=lambda outs, arrays: [_io.from_pairs(outs[0], arrays[0].shape)],
     ))
