@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DispatchError
-from ._knn import MAX_K
 
 METRICS = ("ip", "l2")
 
@@ -54,9 +53,6 @@ def check_k(where: str, k: object, n: int) -> int:
     if not 1 <= k <= n:
         raise DispatchError(f"{where}: k={k} is outside 1..{n} (the database holds {n} vectors)",
                             fix=f"pass k between 1 and {n}")
-    if k > MAX_K:
-        raise DispatchError(f"{where}: k={k} is over {MAX_K}, the largest k the fused kernel keeps in registers",
-                            fix=f"pass k <= {MAX_K}")
     return k
 
 

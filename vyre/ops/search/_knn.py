@@ -44,7 +44,7 @@ TQ = 64  # queries per workgroup (and invocations: one top-k list each)
 TN = 64  # database vectors per tile
 TK = 16  # dimensions per K-tile
 WG = 64
-MAX_K = 64  # the per-invocation list lives in registers: larger k is refused
+MAX_K = 64  # the per-invocation list lives in registers: a larger k takes several rounds
 F32X4 = "vec4<f32>"
 NEG_INF = float("-inf")
 NO_INDEX = 0xFFFFFFFF
@@ -126,17 +126,20 @@ def norms_program(d: int) -> Program:
 
 
 @cache
-def partial_program(d: int, k: int, metric: str) -> Program:
+def partial_program(d: int, k: int, metric: str, bounded: bool = False) -> Program:
     """The fused distance + per-slice top-k program (module doc). Buffers: queries, database,
-    [query norms, database norms for l2], partial keys (f32), partial indices (u32), each
-    partial buffer ``slices * q * k`` long; grid ``(ceil(q / 64), slices)``."""
+    [query norms, database norms for l2], [bounded: per query the (key, index) of the last result
+    of the previous round: only pairs ranking after it compete], partial keys (f32), partial
+    indices (u32), each partial buffer ``slices * q * k`` long; grid ``(ceil(q / 64), slices)``."""
     vec = vec4_rows(d)
     dw = d // 4 if vec else d  # elements per row
-    b = ProgramBuilder(f"search_knn_partial_{metric}_d{d}_k{k}", WG)
+    b = ProgramBuilder(f"search_knn_partial_{metric}_d{d}_k{k}" + ("_bounded" if bounded else ""), WG)
     qb = _row_buffer(b, "queries", d)
     xb = _row_buffer(b, "database", d)
     qn = b.buffer("qnorm", "f32") if metric == "l2" else None
     xn = b.buffer("xnorm", "f32") if metric == "l2" else None
+    bk = b.buffer("bound_keys", "f32") if bounded else None
+    bi = b.buffer("bound_ids", "u32") if bounded else None
     pd = b.buffer("part_keys", "f32", access="write")
     pi = b.buffer("part_ids", "u32", access="write")
     sm = b.workgroup_array("tiles", F32X4, 4 * STAGE)  # A stages 0/1, B stages 0/1; then the key tile
@@ -202,6 +205,9 @@ def partial_program(d: int, k: int, metric: str) -> Program:
             row = b.let(qrow0 + lr)
             qnorms.append(b.let(b.select(row < nq, qn[row], 0.0), f"qn{r}"))
     top = _TopK(b, k)
+    if bk is not None and bi is not None:
+        mine = b.let(b.min(qrow0 + lid, nq - 1), "bound_row")  # rows past nq write nothing
+        bound = (b.let(bk[mine], "bound_key"), b.let(bi[mine], "bound_id"))
 
     with b.for_range(0, tps, name="t") as t:
         col0 = b.let((s * tps + t) * TN, "col0")
@@ -239,7 +245,10 @@ def partial_program(d: int, k: int, metric: str) -> Program:
                 v = b.let(sm[lid * 16 + (c4 ^ (lid & 15))], "kv")
                 for j in range(4):
                     col = b.let(col0 + c4 * 4 + j)
-                    with b.if_((col < n) & top.beats_last(v[j], col)):
+                    ok = (col < n) & top.beats_last(v[j], col)
+                    if bk is not None:
+                        ok = ok & _better(b, bound[0], bound[1], v[j], col)
+                    with b.if_(ok):
                         top.insert(v[j], col)
             b.barrier()
 
@@ -280,11 +289,53 @@ def merge_program(k: int, metric: str) -> Program:
     return b.build()
 
 
+@cache
+def bounds_program(k: int, metric: str) -> Program:
+    """Per query the (key, index) of a round's last result: the bound of the next round."""
+    b = ProgramBuilder(f"search_knn_bounds_{metric}_k{k}", WG)
+    dist = b.buffer("distances", "f32")
+    ids = b.buffer("indices", "u32")
+    bk = b.buffer("bound_keys", "f32", access="write")
+    bi = b.buffer("bound_ids", "u32", access="write")
+    b.set_grid_from(bk)
+    i = b.global_index()
+    with b.if_(i < bk.len()):
+        last = dist[i * k + (k - 1)]
+        bk[i] = last if metric == "ip" else -last
+        bi[i] = ids[i * k + (k - 1)]
+    return b.build()
+
+
+@cache
+def gather_program(kr: int, k: int, offset: int) -> Program:
+    """Copy a round's ``q x kr`` results into columns ``offset ..`` of the ``q x k`` outputs."""
+    width = min(kr, k - offset)
+    b = ProgramBuilder(f"search_knn_gather_{kr}_{k}_{offset}", WG)
+    rd = b.buffer("round_distances", "f32")
+    ri = b.buffer("round_indices", "u32")
+    dist = b.buffer("distances", "f32", access="read_write")
+    ids = b.buffer("indices", "u32", access="read_write")
+    b.set_grid_from(rd)
+    t = b.global_index()
+    row, j = b.let(t / kr, "row"), b.let(t % kr, "j")
+    with b.if_((t < rd.len()) & (j < width)):
+        dist[row * k + offset + j] = rd[t]
+        ids[row * k + offset + j] = ri[t]
+    return b.build()
+
+
+def rounds_for(k: int) -> list[int]:
+    """Column offsets of the rounds a top-k takes: one for k <= MAX_K, else one per MAX_K results
+    (each round a full fused pass over the database, bounded by the previous round's last result)."""
+    return list(range(0, k, MAX_K))
+
+
 def knn_grids(n: int, q: int, slices: int) -> dict[str, tuple[int, int, int]]:
     """Grids of the programs for q queries against n vectors over ``slices`` slices."""
     return {"partial": (-(-q // TQ), slices, 1), "merge": (-(-q // WG), 1, 1),
-            "qnorm": (-(-q // WG), 1, 1), "xnorm": (-(-n // WG), 1, 1)}
+            "qnorm": (-(-q // WG), 1, 1), "xnorm": (-(-n // WG), 1, 1), "bounds": (-(-q // WG), 1, 1),
+            "gather": (-(-q * MAX_K // WG), 1, 1)}
 
 
 __all__ = ["MAX_K", "TQ", "TN", "vec4_rows", "slices_for", "norms_program", "partial_program", "merge_program",
-           "knn_grids"]
+           "bounds_program", "gather_program", "rounds_for", "knn_grids"]

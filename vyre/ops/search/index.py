@@ -6,11 +6,11 @@ inner products, or **squared** L2 distances; ``I`` u32 (q, k) database rows, in 
 lower index first); ``index.ntotal``; ``index.reset()`` empties it and frees the device memory.
 Works on every backend with resident buffers (``WgpuBackend``, ``ReferenceBackend``).
 
-Searches run the ``search.knn`` kernels (``_knn``: distances and top-k fused, the distance
-matrix never in memory; ``1 <= k <= min(ntotal, 64)``) over resident buffers: only the queries
-go up and only D and I come back. The programs depend on ``dim``, ``k`` and the metric, not on
-the sizes, so a growing index compiles nothing new. For ``l2`` the database's squared norms are
-kept next to it, recomputed on the device after each add.
+Searches run the ``search.knn`` kernels (``_knn``, ``_plan``: distances and top-k fused, the
+distance matrix never in memory; ``1 <= k <= ntotal``, in rounds of 64 results beyond k = 64) over
+resident buffers: only the queries go up and only D and I come back. The programs depend on
+``dim``, ``k`` and the metric, not on the sizes, so a growing index compiles nothing new. For
+``l2`` the database's squared norms are kept next to it, recomputed on the device after each add.
 
 Growth doubles the capacity: a new buffer, the old rows copied on the device, the old buffer
 freed. Every argument is checked before any device work, and a call that raises leaves the index
@@ -25,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from ...backends.config import DispatchConfig
+from ...backends.host import storage_nbytes
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ._checks import check_dim, check_k, check_metric, check_vectors
-from ._knn import WG, knn_grids, merge_program, norms_program, partial_program, slices_for, vec4_rows
+from ._knn import WG, knn_grids, norms_program, vec4_rows
+from ._plan import search_plan
 
 MIN_CAPACITY = 64  # rows
 
@@ -124,14 +126,12 @@ class FlatIndex:
             raise DispatchError("FlatIndex.search: the index is empty", fix="index.add(vectors) before searching")
         qs = check_vectors("FlatIndex.search", "queries", queries, self.dim)
         k = check_k("FlatIndex.search", k, self._ntotal)
-        q, n, d, w = qs.shape[0], self._ntotal, self.dim, self._words
-        slices = slices_for(n, q)
-        grids = knn_grids(n, q, slices)
+        q, n = qs.shape[0], self._ntotal
+        plan = search_plan(n, self.dim, q, k, self.metric, database_norms=False)
         be = self.backend
-        sizes = {"queries": q * d * 4, "part_keys": slices * q * k * 4, "part_ids": slices * q * k * 4,
-                 "distances": q * k * 4, "indices": q * k * 4}
-        if self.metric == "l2":
-            sizes["qnorm"] = q * 4
+        own = {"database": self._db, "xnorm": self._norms}  # the index's resident buffers
+        sizes = {name: storage_nbytes(dtype, count) for name, (dtype, count) in plan.buffers.items()
+                 if name not in own}
         for name, nbytes in sizes.items():
             if nbytes > self._max_bytes:
                 raise DispatchError(f"FlatIndex.search: {q} queries need a {nbytes}-byte {name} buffer, over the "
@@ -142,23 +142,11 @@ class FlatIndex:
             for name, nbytes in sizes.items():
                 h[name] = be.allocate_resident(nbytes, label=f"FlatIndex.{name}")
             be.upload_resident(h["queries"], qs)
-            counts = {"queries": q * w, "database": n * w, "qnorm": q, "xnorm": n,
-                      "part_keys": slices * q * k, "part_ids": slices * q * k}
-            bind = [h["queries"], self._db]
-            steps: list = []
-            if self.metric == "l2":
-                steps.append((norms_program(d), [h["queries"], h["qnorm"]],
-                              DispatchConfig(grid=grids["qnorm"], counts={"x": q * w, "out": q})))
-                bind += [h["qnorm"], self._norms]
-            else:
-                del counts["qnorm"], counts["xnorm"]
-            steps.append((partial_program(d, k, self.metric), bind + [h["part_keys"], h["part_ids"]],
-                          DispatchConfig(grid=grids["partial"], counts=counts)))
-            steps.append((merge_program(k, self.metric), [h["part_keys"], h["part_ids"], h["distances"],
-                                                          h["indices"]],
-                          DispatchConfig(grid=grids["merge"], counts={"part_keys": slices * q * k,
-                                                                      "part_ids": slices * q * k,
-                                                                      "distances": q * k, "indices": q * k})))
+            handles = {**h, **own}
+            steps = []
+            for program, bind, grid in plan.steps:
+                counts = {decl.name: plan.buffers[name][1] for decl, name in zip(program.sorted_buffers, bind)}
+                steps.append((program, [handles[name] for name in bind], DispatchConfig(grid=grid, counts=counts)))
             raw_d, raw_i = be.dispatch_resident_sequence(steps, read=[h["distances"], h["indices"]])
         finally:
             for handle in h.values():

@@ -1,15 +1,16 @@
 """search.knn: brute-force k nearest neighbours of q queries among n database vectors (both f32,
 dimension d), distances and top-k fused on the device (kernels: ``_knn``).
 
-Outputs ``distances`` (q x k f32) and ``indices`` (q x k u32, no -1: ``1 <= k <= n`` is required,
-and ``k <= 64``, the fused kernel's register list). Metric ``"ip"``: the largest inner products
-first; ``"l2"``: the smallest **squared** L2 distances first (as FAISS), computed as
-``max(|q|^2 + |x|^2 - 2 q.x, 0)``. Ties go to the lower database index. NaN and infinities in the
-inputs are refused (they have no portable rank).
+Outputs ``distances`` (q x k f32) and ``indices`` (q x k u32, no -1: ``1 <= k <= n`` is
+required). Metric ``"ip"``: the largest inner products first; ``"l2"``: the smallest **squared**
+L2 distances first (as FAISS), computed as ``max(|q|^2 + |x|^2 - 2 q.x, 0)``. Ties go to the
+lower database index. NaN and infinities in the inputs are refused (they have no portable rank).
 
 The q x n distance matrix never goes to memory: each workgroup keeps the top-k of a slice of the
 database per query (``q x k`` candidates per slice, ``slices`` param, default about 2048
-workgroups in all) and a second program merges the slices.
+workgroups in all) and a second program merges the slices. The list lives in registers, so
+``k > 64`` runs rounds of 64 results, each a full fused pass bounded by the previous round's last
+result (``_plan``): still no distance matrix, but a pass over the database per 64 results.
 
 Exactness contract. The GPU accumulates each inner product with f32 fused multiply-adds in
 dimension order; numpy (the reference, float64) rounds differently. Where every distance is
@@ -26,12 +27,9 @@ import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
-from ...ir.types import DataType
 from ..registry import EXACT, OpSpec, Witness, register
 from ._checks import check_k, check_metric, check_vectors
-from ._knn import knn_grids, merge_program, norms_program, partial_program, slices_for, vec4_rows
-
-F32, U32, F32X4 = DataType.F32, DataType.U32, DataType("vec4<f32>")
+from ._plan import search_plan
 
 
 def build(n: int, d: int, q: int, k: int, metric: str, slices: int | None = None) -> Pipeline:
@@ -41,22 +39,10 @@ def build(n: int, d: int, q: int, k: int, metric: str, slices: int | None = None
     if not k <= n:
         raise ValueError(f"search.knn: need k <= n, got k={k}, n={n}")
     check_metric("search.knn", metric)
-    S = slices_for(n, q, slices)
-    grids = knn_grids(n, q, S)
-    rows = (F32X4, d // 4) if vec4_rows(d) else (F32, d)
-    buffers = {"queries": BufferSpec(rows[0], q * rows[1]), "database": BufferSpec(rows[0], n * rows[1]),
-               "part_keys": BufferSpec(F32, S * q * k), "part_ids": BufferSpec(U32, S * q * k),
-               "distances": BufferSpec(F32, q * k), "indices": BufferSpec(U32, q * k)}
-    steps = []
-    bind: tuple[str, ...] = ("queries", "database")
-    if metric == "l2":
-        buffers["qnorm"], buffers["xnorm"] = BufferSpec(F32, q), BufferSpec(F32, n)
-        steps += [Step(norms_program(d), ("queries", "qnorm"), grids["qnorm"]),
-                  Step(norms_program(d), ("database", "xnorm"), grids["xnorm"])]
-        bind += ("qnorm", "xnorm")
-    steps += [Step(partial_program(d, k, metric), bind + ("part_keys", "part_ids"), grids["partial"]),
-              Step(merge_program(k, metric), ("part_keys", "part_ids", "distances", "indices"), grids["merge"])]
-    return Pipeline("search.knn", buffers, ("queries", "database"), ("distances", "indices"), tuple(steps),
+    plan = search_plan(n, d, q, k, metric, slices)
+    buffers = {name: BufferSpec(dtype, count) for name, (dtype, count) in plan.buffers.items()}
+    steps = tuple(Step(program, bind, grid) for program, bind, grid in plan.steps)
+    return Pipeline("search.knn", buffers, ("queries", "database"), ("distances", "indices"), steps,
                     output_shapes={"distances": (q, k), "indices": (q, k)})
 
 
@@ -109,6 +95,7 @@ def witnesses() -> list[Witness]:
         ("ip_k1_q9_n130_d20_1slice", ints(9, 20), ints(130, 20), 1, "ip", 1),
         ("l2_duplicates_self_q6_n50_d8_k5", dup[[0, 3, 25, 30, 49, 7]], dup, 5, "l2", 3),
         ("ip_q64_n256_d32_k16", ints(64, 32), ints(256, 32), 16, "ip", None),
+        ("ip_two_rounds_q3_n100_d4_k70", ints(3, 4, -1, 2), ints(100, 4, -1, 2), 70, "ip", 2),
     ]
     out = []
     for name, qs, xs, k, metric, slices in sets:
