@@ -42,6 +42,12 @@ TARGETS: list[dict[str, Any]] = [
      "kind": "value", "min": 20.0, "requirement": ">= 20 TFLOP/s"},
     {"id": "matmul_f16", "label": "f16 matmul", "metric": "matmul.f16", "pick": "largest_with_baseline",
      "kind": "ratio", "baseline": "torch", "min": 0.3, "requirement": ">= 0.3x torch fp16"},
+    {"id": "fft", "label": "batched complex FFT 2^20 x 16", "metric": "fft.gflops",
+     "pick": {"n": 1048576, "batch": 16}, "kind": "ratio", "baseline": "torch", "min": 0.5,
+     "requirement": ">= 0.5x torch.fft.fft"},
+    {"id": "search", "label": "similarity search 2^20 x 128, 1024 queries, k=10 (ip)", "metric": "search.ip",
+     "pick": "largest", "kind": "ratio", "baseline": "torch", "min": 0.5,
+     "requirement": ">= 0.5x torch matmul + topk"},
 ]
 
 

@@ -114,10 +114,12 @@ def test_targets_pass_fail_and_na():
         _rec("sequence.per_dispatch", 3.5, unit="µs"),
         _rec("latency.round_trip", 200, unit="µs"),
         _rec("matmul.f32", 25, unit="TFLOP/s", n=2048),
+        {**_rec("fft.gflops", 900, unit="GFLOP/s", baselines=torch(0.4)), "params": {"n": 1 << 20, "batch": 16}},
+        _rec("search.ip", 14.0, unit="ms", n=1 << 20, baselines=torch(1.3)),
     ]}
     got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
     assert got == {"elementwise": "pass", "reduce": "n.a.", "upload": "fail", "readback": "pass", "sequence": "pass",
-                   "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a."}
+                   "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a.", "fft": "fail", "search": "pass"}
 
 
 def test_progress_bar_only_on_a_terminal():
