@@ -8,7 +8,7 @@ import vyre
 from vyre import In, InOut, Out, bool_, f16, f32, i32, tid, u32
 from vyre.ops.registry import EXACT
 
-from kernel.twins import Pairs, case_run, case_tol, twin, zeros
+from .twins import Pairs, case_run, case_tol, twin, zeros
 
 # ---- workgroup memory and barriers ------------------------------------------------------------
 TREE_WG = 128
