@@ -152,3 +152,7 @@ def bad_helper(a):
 
 def helper_error(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
     out[tid()] = bad_helper(n)
+
+
+def python_float_cast(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    out[tid()] = u32(float(n))  # E python_float_cast

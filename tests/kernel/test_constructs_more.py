@@ -107,3 +107,19 @@ def test_while_condition_with_statements(backend):
             n += 1
         want.append(n)
     assert np.array_equal(got, np.array(want, np.int32))
+
+
+SCALE = np.float32(0.25)
+OFFSET = np.int32(3)
+
+
+@vyre.kernel
+def numpy_constants(x: In[f32], out: Out[f32]):
+    i = tid()
+    out[i] = x[i] * SCALE + f32(OFFSET)
+
+
+def test_numpy_scalar_constants_are_inlined(backend):
+    x = np.arange(8, dtype=np.float32)
+    (got,) = numpy_constants[8](x, np.zeros(8, np.float32), backend=backend)
+    assert np.array_equal(got, x * np.float32(0.25) + 3)

@@ -10,6 +10,8 @@ import operator
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+import numpy as np
+
 from ..errors import KernelError, ValidationError
 from ..ir.builder import ProgramBuilder
 from ..ir.nodes import Binary, BinOp, Expr, Lit, Select, Unary, UnOp
@@ -192,10 +194,13 @@ class ExprTranslator:
         from . import funcs
         if obj is MISSING:
             self.fail(node, f"name {name!r} is not defined", "define it, or assign it before use")
-        if isinstance(obj, (bool, int, float)):
-            return Const(obj)
+        if isinstance(obj, (bool, int, float, np.bool_, np.integer, np.floating)):
+            return Const(obj.item() if isinstance(obj, np.generic) else obj)
         if _is_static(obj) or isinstance(obj, funcs.Func):
             return obj
+        if obj in (int, float, bool):
+            self.fail(node, f"Python's {name}() is not a kernel cast", "cast with vyre's dtypes: f32(x), i32(x), "
+                      "u32(x), bool_(x)")
         self.fail(node, f"{name!r} is {_describe(obj)}, which a kernel cannot use",
                   "kernels may use int/float/bool constants, vyre functions, @vyre.func helpers and math "
                   "functions; pass data as parameters")
