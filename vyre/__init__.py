@@ -24,7 +24,7 @@ _LAZY = {
     "errors": ("vyre.errors", None),
     "default_backend": ("vyre.backends.default", "default_backend"),
     # @vyre.kernel front end (vyre/kernel): the decorator, annotations and the intrinsics of kernel bodies
-    "kernel": ("vyre.kernel", "kernel"),
+    "kernel": ("vyre.kernel", None),  # the package, callable as the decorator (vyre/kernel/__init__.py)
     "Kernel": ("vyre.kernel.kernel", "Kernel"),
     "func": ("vyre.kernel.funcs", "func"),
     **{n: ("vyre.kernel.types", n) for n in ("In", "Out", "InOut", "f32", "f16", "i32", "u32", "bool_")},

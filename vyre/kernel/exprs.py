@@ -14,28 +14,16 @@ import numpy as np
 
 from ..errors import KernelError, ValidationError
 from ..ir.builder import ProgramBuilder
-from ..ir.nodes import Binary, BinOp, Expr, Lit, Select, Unary, UnOp
+from ..ir.nodes import Binary, BinOp, Expr, Lit, Select
 from ..ir.types import DataType
 from ..ir.typing import infer
 from ..ir.values import Val
 from . import intrinsics as K
+from .arith import CMP, PY_OPS
 from .source import MISSING, Source
 from .types import DType
 from .values import Array, Const, Frame, Local, Shape, Value
 
-_ARITH = {ast.Add: BinOp.ADD, ast.Sub: BinOp.SUB, ast.Mult: BinOp.MUL}
-_BITS = {ast.BitAnd: BinOp.BIT_AND, ast.BitOr: BinOp.BIT_OR, ast.BitXor: BinOp.BIT_XOR}
-_SHIFTS = {ast.LShift: BinOp.SHL, ast.RShift: BinOp.SHR}
-_CMP = {ast.Lt: BinOp.LT, ast.LtE: BinOp.LE, ast.Gt: BinOp.GT, ast.GtE: BinOp.GE, ast.Eq: BinOp.EQ,
-        ast.NotEq: BinOp.NE}
-_PY_OPS: dict[type, Any] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
-_MAX_POW = 16  # x ** n with a constant integer n up to this expands to multiplications
 _MIX_FIX = "cast one operand so both have the same type, e.g. f32(i) or u32(k) (vyre never promotes silently)"
 
 
@@ -219,99 +207,14 @@ class ExprTranslator:
         return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
-        kind = type(op)
-        if isinstance(a, Const) and isinstance(b, Const) and kind in _PY_OPS:
-            if kind is ast.Div and not (isinstance(a.value, float) or isinstance(b.value, float)):
-                self._int_div(node)
-            try:
-                return Const(_PY_OPS[kind](a.value, b.value))
-            except (ZeroDivisionError, OverflowError, ValueError) as exc:
-                self.fail(node, f"constant arithmetic fails: {exc}", "fix the constant expression")
-        if kind is ast.Pow:
-            return self.power(a, b, node)
-        if kind in _SHIFTS:
-            va = self.as_val(a, node)
-            if not self.typed(va, node).is_int:
-                self.fail(node, "shifts need an integer operand", "cast it with u32(...) or i32(...)")
-            vb = self.as_val(b, node, None if not isinstance(b, Const) else DataType.U32)
-            if self.typed(vb, node) is DataType.I32:
-                vb = vb.cast("u32")
-            return self.checked(Val(self.b, Binary(op=_SHIFTS[kind], lhs=va.node, rhs=vb.node)), node)
-        va, vb, t = self.pair(a, b, node)
-        if kind in _ARITH:
-            if not t.is_numeric:
-                self.fail(node, f"arithmetic on {t.value} values", "convert with u32(flag) first")
-            return self.checked(Val(self.b, Binary(op=_ARITH[kind], lhs=va.node, rhs=vb.node)), node)
-        if kind in _BITS:
-            if t is DataType.BOOL:
-                bop = {ast.BitAnd: BinOp.AND, ast.BitOr: BinOp.OR, ast.BitXor: BinOp.NE}[kind]
-                return Val(self.b, Binary(op=bop, lhs=va.node, rhs=vb.node))
-            if not t.is_int:
-                self.fail(node, f"bitwise operators need integers, found {t.value}", "cast with u32(...)")
-            return Val(self.b, Binary(op=_BITS[kind], lhs=va.node, rhs=vb.node))
-        if kind is ast.Div:
-            if t.is_int:
-                self._int_div(node)
-            return self.checked(Val(self.b, Binary(op=BinOp.DIV, lhs=va.node, rhs=vb.node)), node)
-        if kind in (ast.FloorDiv, ast.Mod):
-            return self.floor_divmod(kind is ast.Mod, va, vb, t, node)
-        self.fail(node, f"the operator {type(op).__name__} is not supported", "use + - * / // % ** & | ^ << >>")
-
-    def _int_div(self, node: ast.AST) -> NoReturn:
-        self.fail(node, "`/` on two integers is not supported (Python would give a float)",
-                  "write a // b for integer division, or f32(a) / b")
+        """``a op b`` with the kernel's type rules (see :mod:`.arith`)."""
+        from .arith import binop
+        return binop(self, op, a, b, node)
 
     def checked(self, v: Val, node: ast.AST) -> Val:
         self.typed(v, node)
         return v
 
-    def floor_divmod(self, mod: bool, a: Val, b: Val, t: DataType, node: ast.AST) -> Val:
-        """Python's ``a // b`` / ``a % b``: plain WGSL ``/`` ``%`` on u32; rounded toward -inf on i32
-        and floats (the remainder takes the divisor's sign)."""
-        if t is DataType.U32:
-            return Val(self.b, Binary(op=BinOp.REM if mod else BinOp.DIV, lhs=a.node, rhs=b.node))
-        if not t.is_numeric:
-            self.fail(node, f"// and % need numbers, found {t.value}", "convert with u32(flag) first")
-        a, b = self.let(a, "num"), self.let(b, "den")
-        if t.is_float:
-            if not mod:
-                return Val(self.b, Unary(op=UnOp.FLOOR, arg=Binary(op=BinOp.DIV, lhs=a.node, rhs=b.node)))
-            r = self.let(Val(self.b, Binary(op=BinOp.REM, lhs=a.node, rhs=b.node)), "rem")
-            zero = self.b.lit(0.0, t)
-            fix = (r != zero) & ((r < zero) != (b < zero))
-            return self.b.select(fix, r + b, r)
-        r = self.let(Val(self.b, Binary(op=BinOp.REM, lhs=a.node, rhs=b.node)), "rem")
-        zero = self.b.lit(0, t)
-        fix = (r != zero) & ((r ^ b) < zero)  # a remainder whose sign differs from the divisor's
-        if mod:
-            return self.b.select(fix, r + b, r)
-        q = Val(self.b, Binary(op=BinOp.DIV, lhs=a.node, rhs=b.node))
-        return self.b.select(fix, q - self.b.lit(1, t), q)
-
-    def power(self, a: Value, b: Value, node: ast.AST) -> Val:
-        if isinstance(b, Const) and isinstance(b.value, int) and not isinstance(b.value, bool) \
-                and abs(b.value) <= _MAX_POW:
-            va = self.as_val(a, node)
-            t = self.typed(va, node)
-            n = abs(b.value)
-            if n == 0:
-                return self.b.lit(1, t)
-            if b.value < 0 and not t.is_float:
-                self.fail(node, "an integer to a negative power", "use a float base: f32(x) ** -n")
-            base, acc = self.let(va, "base"), None
-            while n:  # square and multiply, each square bound once
-                if n & 1:
-                    acc = base if acc is None else self.let(acc * base, "pw")
-                n >>= 1
-                if n:
-                    base = self.let(base * base, "sq")
-            assert acc is not None
-            return self.b.lit(1.0, t) / acc if b.value < 0 else acc
-        va, vb, t = self.pair(a, b, node)
-        if not t.is_float:
-            self.fail(node, "** with a non-constant or large exponent needs floats",
-                      f"use a constant integer exponent up to {_MAX_POW}, or f32(x) ** f32(y)")
-        return Val(self.b, Binary(op=BinOp.POW, lhs=va.node, rhs=vb.node))
 
     def e_UnaryOp(self, node: ast.UnaryOp) -> Value:
         v = self.expr(node.operand)
@@ -348,15 +251,15 @@ class ExprTranslator:
         result: Val | None = None
         for k, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
             right = self.expr(right_node)
-            if type(op) not in _CMP:
+            if type(op) not in CMP:
                 self.fail(node, f"the comparison {type(op).__name__} is not supported", "use < <= > >= == !=")
             if k < len(node.ops) - 1 and isinstance(right, Val):
                 right = self.let(right, "mid")  # a chained comparison evaluates the middle once
             if isinstance(left, Const) and isinstance(right, Const):
-                c: Val = self.b.lit(bool(_PY_OPS[type(op)](left.value, right.value)))
+                c: Val = self.b.lit(bool(PY_OPS[type(op)](left.value, right.value)))
             else:
                 va, vb, t = self.pair(left, right, node)
-                c = self.checked(Val(self.b, Binary(op=_CMP[type(op)], lhs=va.node, rhs=vb.node)), node)
+                c = self.checked(Val(self.b, Binary(op=CMP[type(op)], lhs=va.node, rhs=vb.node)), node)
             result = c if result is None else (result & c)
             left = right
         assert result is not None
