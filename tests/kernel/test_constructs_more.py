@@ -123,3 +123,17 @@ def test_numpy_scalar_constants_are_inlined(backend):
     x = np.arange(8, dtype=np.float32)
     (got,) = numpy_constants[8](x, np.zeros(8, np.float32), backend=backend)
     assert np.array_equal(got, x * np.float32(0.25) + 3)
+
+
+@vyre.kernel
+def lazy_typed(x: In[f32], h: InOut[u32], out: Out[f32]):
+    i = tid()
+    # a constant on the taken side takes the type of the other side (f32), as in a select
+    out[i] = 0 if x[i] < 0.0 else f32(vyre.atomic_add(h, 0, 1)) + x[i] * f32(not False)
+
+
+def test_lazy_ternary_types_from_either_side(backend):
+    x = RNG.uniform(-1, 1, 64).astype(np.float32)
+    h, out = lazy_typed[64](x, np.zeros(1, np.uint32), np.zeros(64, np.float32), backend=backend)
+    assert h[0] == (x >= 0).sum() and (out[x < 0] == 0).all()
+    assert np.array_equal(np.sort(out[x >= 0] - x[x >= 0]), np.arange(h[0], dtype=np.float32))

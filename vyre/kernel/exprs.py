@@ -221,7 +221,9 @@ class ExprTranslator:
         op = type(node.op)
         if isinstance(v, Const):
             if op is ast.Not:
-                self.fail(node, "`not` on a constant", "write the constant's truth value directly")
+                if not isinstance(v.value, bool):
+                    self.fail(node, "`not` needs a bool", "compare first, e.g. not (n != 0)")
+                return Const(not v.value)
             fold: dict[type, Any] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
             return Const(fold[op](v.value))
         x = self.as_val(v, node)
@@ -275,9 +277,11 @@ class ExprTranslator:
     def lazy_ifexp(self, cond: Val, node: ast.IfExp) -> Val:
         """``a if c else b`` where a side has an atomic or a helper call: an if/else into a variable."""
         mark = len(self.b.block())
-        probe = self.expr(node.body)
-        t = self.typed(self.as_val(probe, node.body), node.body) if not isinstance(probe, Const) \
-            else probe.default_dtype
+        sides = [self.expr(node.body), self.expr(node.orelse)]
+        typed = [self.typed(self.as_val(v, n), n) for v, n in zip(sides, (node.body, node.orelse))
+                 if not isinstance(v, Const)]
+        first = sides[0]
+        t = typed[0] if typed or not isinstance(first, Const) else first.default_dtype
         del self.b.block()[mark:]  # the probe only found the type
         out = self.b.var(t, name=self.fresh("sel"))
         with self.b.if_(cond):
