@@ -105,14 +105,14 @@ def test_new_types_or_shapes_specialize(reference):
     assert first_col.cache_info()["builds"] == 2  # the trailing dim is baked, the first is not
 
 
-def test_threads_launching_one_kernel(reference):
+def test_threads_launching_one_kernel(backend):
     saxpy = make_saxpy()
     x = np.arange(256, dtype=np.float32)
     results, errors = [], []
 
     def work(a: float) -> None:
         try:
-            (got,) = saxpy[256](x, np.ones(256, np.float32), a, backend=reference)
+            (got,) = saxpy[256](x, np.ones(256, np.float32), a, backend=backend)
             results.append(np.array_equal(got, a * x + 1))
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
