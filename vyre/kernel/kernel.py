@@ -10,7 +10,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import DispatchError, VyreError
 from ..ir.program import Program
 from .build import Spec, build_program, param_annotations
 from .launch import bind, check_dim, run
@@ -38,7 +38,7 @@ class Kernel:
         self._cache: dict[tuple[str, Spec], Program] = {}
         self._builds = 0
         self._hits = 0
-        self._params_handles: OrderedDict[tuple[int, bytes], tuple[Any, Any]] = OrderedDict()
+        self._params_handles: OrderedDict[tuple[int, int, bytes], tuple[Any, Any]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"<vyre.kernel {self.__name__}({', '.join(f'{n}: {a!r}' for n, a in self.params)})>"
@@ -103,7 +103,8 @@ class Kernel:
 
     def _params_handle(self, backend: Any, words: np.ndarray) -> Any:
         """A resident uniform holding ``words``, kept per (backend, contents) so a repeated launch uploads none."""
-        key = (id(backend), words.tobytes())
+        # the device generation: a handle made before a device loss is not reused after the recovery
+        key = (id(backend), getattr(backend, "generation", 0), words.tobytes())
         with self._lock:
             hit = self._params_handles.get(key)
             if hit is not None and hit[0] is backend:
@@ -120,7 +121,7 @@ class Kernel:
                 _, (old_backend, old) = self._params_handles.popitem(last=False)
                 try:
                     old_backend.free_resident(old)
-                except DispatchError:
+                except VyreError:
                     pass  # already gone with its device
         return handle
 
