@@ -48,7 +48,8 @@ class Source:
             self.fail(node, f"@vyre.{what} needs a `def` function", "write `def name(...):` (not async, no lambda)")
         self.node = node
         self.globals = fn.__globals__
-        self.outer = _definition_locals()
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        self.outer = {k: v for k, v in _definition_locals().items() if k in used}  # keep only what it names
         self.closure: dict[str, Any] = {}
         if fn.__closure__:
             for cell_name, cell in zip(code.co_freevars, fn.__closure__):
