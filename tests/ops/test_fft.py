@@ -17,7 +17,7 @@ import vyre
 import vyre.ops
 from vyre.backends.config import DispatchConfig
 from vyre.errors import DispatchError
-from vyre.ops.fft import _io, _plan, _twiddle
+from vyre.ops.fft import _io, _plan, _regs, _twiddle
 from vyre.ops.registry import get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,29 +118,43 @@ def test_batch_shapes(backend):
 
 def test_large_power_of_two_uses_four_step(gpu):
     n = 1 << 16
-    assert len(get("fft.fft").build(n=n, batch=1).steps) == 3  # one stage table (256 x 256) + two passes
+    # the root table (256 x 256), the four-step twiddle table, then two passes
+    assert len(get("fft.fft").build(n=n, batch=1).steps) == 4
     x = signal((n,), 7)
     got = vyre.ops.fft_fft(gpu, x)
     assert np.max(np.abs(got - np.fft.fft(x.astype(np.complex128)))) <= atol(n)
 
 
-def stage_table(length: int) -> np.ndarray:
-    """tw[h + j] = exp(-2 pi i j / 2h) for powers of two h < length, j < h; tw[0] = 1 (float64)."""
-    i = np.arange(length)
-    h = np.where(i == 0, 1, 2 ** np.floor(np.log2(np.maximum(i, 1))))
-    return np.where(i == 0, 1.0, np.exp(-2j * np.pi * (i - h) / (2 * h)))
+def roots_table(m: int) -> np.ndarray:
+    """rt[L + e] = exp(-2 pi i e / L) for powers of two L <= m, e < L; rt[0] = 1 (float64)."""
+    i = np.arange(2 * m)
+    big = np.where(i == 0, 1, 2 ** np.floor(np.log2(np.maximum(i, 1))))
+    return np.where(i == 0, 1.0, np.exp(-2j * np.pi * (i - big) / big))
 
 
-@pytest.mark.parametrize("length", [2, 8, 4096])
-def test_twiddle_table_accuracy(reference, length):
-    (t,) = reference.dispatch(_twiddle.table_program(length), [], DispatchConfig(grid=(-(-length // 256), 1, 1)))
-    assert np.max(np.abs(t[:, 0] + 1j * t[:, 1] - stage_table(length))) <= 2.0 ** -23  # measured 9.0e-8
+def post_table(post: int) -> np.ndarray:
+    """w_post^lo for lo < S, then w_post^(hi S) (the two-level four-step twiddle, float64)."""
+    lo, total = _regs.post_split(post)
+    e = np.where(np.arange(total) < lo, np.arange(total), (np.arange(total) - lo) * lo)
+    return np.exp(-2j * np.pi * e / post)
 
 
-@pytest.mark.parametrize("length", [8, 1 << 16])
-def test_twiddle_table_accuracy_gpu(gpu, length):
-    (t,) = gpu.dispatch(_twiddle.table_program(length), [], DispatchConfig(grid=(-(-length // 256), 1, 1)))
-    assert np.max(np.abs(t[:, 0] + 1j * t[:, 1] - stage_table(length))) <= 2.0 ** -23
+@pytest.mark.parametrize("m", [2, 16, 2048])
+def test_root_tables_accuracy(reference, m):
+    (t,) = reference.dispatch(_regs.roots_program(m), [], DispatchConfig(grid=(-(-2 * m // 256), 1, 1)))
+    assert np.max(np.abs(t[:, 0] + 1j * t[:, 1] - roots_table(m))) <= 2.0 ** -23  # measured 9.0e-8 (m = 2048)
+    total = _regs.post_split(1 << 20)[1]
+    (p,) = reference.dispatch(_regs.post_program(1 << 20), [], DispatchConfig(grid=(-(-total // 256), 1, 1)))
+    assert np.max(np.abs(p[:, 0] + 1j * p[:, 1] - post_table(1 << 20))) <= 2.0 ** -23
+
+
+@pytest.mark.parametrize("m,post", [(8, 1 << 6), (2048, 1 << 22)])
+def test_root_tables_accuracy_gpu(gpu, m, post):
+    (t,) = gpu.dispatch(_regs.roots_program(m), [], DispatchConfig(grid=(-(-2 * m // 256), 1, 1)))
+    assert np.max(np.abs(t[:, 0] + 1j * t[:, 1] - roots_table(m))) <= 2.0 ** -23
+    total = _regs.post_split(post)[1]
+    (p,) = gpu.dispatch(_regs.post_program(post), [], DispatchConfig(grid=(-(-total // 256), 1, 1)))
+    assert np.max(np.abs(p[:, 0] + 1j * p[:, 1] - post_table(post))) <= 2.0 ** -23
 
 
 def test_chirp_accuracy(reference):

@@ -4,9 +4,9 @@
 the octant is found exactly in integer arithmetic (``8 r = oct * den + rem``), odd octants are
 reflected (``rem -> den - rem``) so the reduced angle is in ``[0, pi/4]``, and Taylor polynomials
 (to x^11 for sin, x^12 for cos; truncation below 1e-11 there) in f32 give each component within a
-few ulp of the float64 value (measured: tests/ops/test_fft.py::test_twiddle_table_accuracy).
-The stage twiddle table of a power-of-two FFT (``table_program``) and the Bluestein chirp
-``exp(-+ pi i k^2 / n)`` are programs built on it, computed once per pipeline run.
+few ulp of the float64 value (measured: tests/ops/test_fft.py::test_root_tables_accuracy).
+The root tables of the power-of-two passes (``_regs.roots_program``, ``_regs.post_program``) and
+the Bluestein chirp ``exp(-+ pi i k^2 / n)`` are programs built on it, computed once per pipeline run.
 """
 
 from __future__ import annotations
@@ -45,24 +45,6 @@ def unit_root(b: ProgramBuilder, r: Val, den: int) -> tuple[Val, Val]:
     cneg = b.let((octant >= 2) & (octant <= 5))
     sneg = b.let(octant >= 4)
     return b.let(b.select(cneg, -cs, cs)), b.let(b.select(sneg, -sn, sn))
-
-
-def table_program(length: int) -> Program:
-    """The stage table of a power-of-two FFT of ``length`` points: ``tw[h + j] = exp(-2 pi i j / 2h)``
-    for h = 1, 2, 4, ..., length / 2 and j < h (entry 0 is 1). A radix-2 stage of half-size h reads
-    ``tw[h + j]`` and the next one ``tw[2h + j]``: neighbouring invocations read neighbouring
-    entries, and the whole table (8 bytes a point) stays in cache."""
-    b = ProgramBuilder(f"fft_twiddles_{length}", WG)
-    tw = b.buffer("tw", C2, access="write", count=length)
-    i = b.global_index()
-    log = length.bit_length() - 1
-    with b.if_(i < length):
-        top = b.let(31 - b.max(i, 1).count_leading_zeros(), "top")  # h = 2^top <= i
-        j = b.let(i - (b.lit(1) << top))
-        # exp(-2 pi i j / 2h) = exp(-2 pi i (j * length / 2h) / length): one exact denominator
-        c, s = unit_root(b, j << (log - 1 - top), length)
-        tw[i] = b.select(i == 0, b.vec(C2, 1.0, 0.0), b.vec(C2, c, -s))
-    return b.build()
 
 
 def _mulmod_square(b: ProgramBuilder, k: Val, mod: int) -> Val:
