@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 import re
 from pathlib import Path
 
@@ -20,5 +21,8 @@ def test_quick_start_runs(gpu, capsys):
     # The gpu fixture skips (or fails under CI=true) without an adapter; the code acquires its own.
     code = quick_start_code()
     assert "WgpuBackend.acquire()" in code and ".dispatch(" in code
-    exec(compile(code, f"{README}:quick-start", "exec"), {"__name__": "__readme__"})
+    name = f"{README}:quick-start"
+    # @vyre.kernel reads its function's source: keep the code where inspect finds it, as IPython does
+    linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
+    exec(compile(code, name, "exec"), {"__name__": "__readme__"})
     assert capsys.readouterr().out.strip(), "the quick start prints its result"
