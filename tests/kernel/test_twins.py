@@ -1,7 +1,13 @@
 """Kernel twins: builder programs (the parity catalogue, tests/programs.py, and the op library's simpler
 ops) written again with ``@vyre.kernel``; both run on the same inputs on the reference interpreter and
 on wgpu, compared (integers and bools bit-exact; floats bit-exact where the same operations run in the
-same order, else within the op's stated tolerance, vyre.ops.registry.compare)."""
+same order, else within the op's stated tolerance, vyre.ops.registry.compare).
+
+The twins live in twins.py (the catalogue: integer/float/bit ops, unary math, casts, select and logic,
+for/while/break/continue/return, if/elif/else, 2-D matmul), twins_atomics.py (workgroup arrays and
+barriers, every atomic, f16, bools) and twins_ops.py (elementwise, reductions, scan, histogram, gather,
+scatter_add, transpose, embedding, softmax, norms, fnv1a/crc32 rows, matmul; @vyre.func helpers and
+scalar parameters)."""
 
 from __future__ import annotations
 

@@ -217,7 +217,14 @@ def select_logic(x: In[i32], o: Out[i32], flags: Out[bool_]):
     pos = v > 0
     even = (v & 1) == 0
     both, either = pos and even, pos or even
-    o[i] = v * 2 if both else (v + 100 if either else (-v if not pos else 7))
+    r = 7
+    if both:
+        r = v * 2
+    elif either:
+        r = v + 100
+    elif not pos:
+        r = -v
+    o[i] = r
     flags[i] = (both or not either) and v != 5
 
 
