@@ -23,12 +23,17 @@ _LAZY = {
     "WgpuBackend": ("vyre.backends.wgpu", "WgpuBackend"),
     "errors": ("vyre.errors", None),
     "default_backend": ("vyre.backends.default", "default_backend"),
-    # @vyre.kernel front end (vyre/kernel): the decorator, annotations and the intrinsics of kernel bodies
-    "kernel": ("vyre.kernel", None),  # the package, callable as the decorator (vyre/kernel/__init__.py)
-    "Kernel": ("vyre.kernel.kernel", "Kernel"),
-    "func": ("vyre.kernel.funcs", "func"),
-    **{n: ("vyre.kernel.types", n) for n in ("In", "Out", "InOut", "f32", "f16", "i32", "u32", "bool_")},
-    **{n: ("vyre.kernel.intrinsics", n) for n in (
+    # device arrays (vyre/array; vyre.array_api is an alias of vyre.array)
+    "Array": ("vyre.array._array", "Array"),
+    "array_api": ("vyre.array", None),
+    "use": ("vyre.array._device", "use"),
+    "asarray": ("vyre.array._creation", "asarray"),
+    # @vyre.kernel front end (vyre/frontend): the decorator, annotations and the intrinsics of kernel bodies
+    "kernel": ("vyre.frontend.decorator", "kernel"),
+    "Kernel": ("vyre.frontend.decorator", "Kernel"),
+    "func": ("vyre.frontend.funcs", "func"),
+    **{n: ("vyre.frontend.types", n) for n in ("In", "Out", "InOut", "f32", "f16", "i32", "u32", "bool_")},
+    **{n: ("vyre.frontend.intrinsics", n) for n in (
         "tid", "tid2", "tid3", "local_id", "group_id", "shared", "barrier", "select", "fma", "pow", "bitcast",
         "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "tanh", "floor", "ceil", "round",
         "trunc", "fract", "sign", "popcount", "reverse_bits", "clz", "ctz", "atomic_add", "atomic_sub",

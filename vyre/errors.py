@@ -118,7 +118,7 @@ class KernelError(ValidationError):
     (rule ``"kernel"``, path ``file:line``), or the validator's issues for a program that failed validation.
 
     Typical fix: change the quoted source as the ``Fix:`` line says (e.g. ``f32(i)`` to mix an int with a
-    float, ``a // b`` for integer division); the accepted Python is listed in :mod:`vyre.kernel`.
+    float, ``a // b`` for integer division); the accepted Python is listed in :mod:`vyre.frontend`.
     """
 
     code = "VYRE-E102"
@@ -214,6 +214,25 @@ class UnsupportedFeatureError(BackendError):
     code = "VYRE-E305"
 
 
+class UnsupportedDTypeError(UnsupportedFeatureError):
+    """A :mod:`vyre.array_api` data type vyre cannot hold: int64, uint64 and float64 (the IR has no 64-bit
+    types), float16 on a backend without ``shader-f16``, or a numpy array of such a dtype given to
+    ``asarray`` (never narrowed silently). Raised before any GPU work.
+
+    Typical fix: convert on the host first (``np_array.astype(np.float32)``), or pass ``dtype=float32``;
+    for float16 check ``backend.capabilities().f16``.
+    """
+    code = "VYRE-E306"
+
+
+class DeviceMismatchError(DispatchError):
+    """An array operation mixed arrays of two backends (``vyre.array_api`` arrays never move silently).
+
+    Typical fix: move one with ``x.to_device(y.device)``, or create both inside one ``with vyre.use(backend):``.
+    """
+    code = "VYRE-E307"
+
+
 __all__ = [
     "VyreError",
     "ValidationIssue",
@@ -227,4 +246,6 @@ __all__ = [
     "DeviceLostError",
     "OutOfMemoryError",
     "UnsupportedFeatureError",
+    "UnsupportedDTypeError",
+    "DeviceMismatchError",
 ]

@@ -1,0 +1,50 @@
+"""``vyre.array``: device arrays following the Python array API standard (revision 2024.12), with lazy
+fusion of elementwise work. ``vyre.array_api`` is an alias of this module (the canonical name is
+``vyre.array``); ``x.__array_namespace__()`` returns it.
+
+Layout (one idea per module): _dtypes (dtypes, promotion, finfo/iinfo/result_type/can_cast/isdtype),
+_device (``use``, the default backend, the device check), _array (the Array class), _expr (lazy node types
+and the emitter), _fuse (program generation, cache, evaluation, fusion stats), _elementwise (recording
+ops and their IR), _math (IR for the math the IR lacks), _functions (the standard's elementwise functions,
+astype, where, clip), _creation, _views (broadcast_to, reshape, permute_dims), _pipeline
+(``run_pipeline_on``). Gaps: no 64-bit dtypes, no complex (so no conj/real/imag), no DLPack.
+"""
+
+from __future__ import annotations
+
+from ._array import Array
+from ._creation import (
+                        arange,
+                        asarray,
+                        empty,
+                        empty_like,
+                        eye,
+                        full,
+                        full_like,
+                        linspace,
+                        ones,
+                        ones_like,
+                        zeros,
+                        zeros_like,
+)
+from ._device import current_backend, use
+from ._dtypes import bool, can_cast, finfo, float16, float32, iinfo, int32, isdtype, result_type, uint32  # noqa: A004
+from ._functions import *  # noqa: F403 - the standard's elementwise functions
+from ._functions import __all__ as _elementwise_all
+from ._fuse import evaluate, fusion_stats, reset_fusion_stats
+from ._pipeline import run_pipeline_on
+from ._views import broadcast_to, permute_dims, reshape
+
+__array_api_version__ = "2024.12"
+
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+__all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray", "zeros", "ones", "empty",
+           "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "bool",
+           "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
+           *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
+           "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis"]

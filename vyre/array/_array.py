@@ -1,0 +1,250 @@
+"""``vyre.Array``: an n-d array on one backend, row-major in a resident buffer it owns (freed by
+``weakref.finalize`` when the array is collected), or pending as a lazy elementwise expression
+(vyre/array/_expr.py) that materialises on :meth:`Array.evaluate` or when a value is needed.
+
+Operators follow the Python array API standard (2024.12) and call the namespace's functions. ``@`` and
+``__dlpack__`` are not provided (matmul arrives with the linear-algebra functions; DLPack needs device
+pointers WebGPU does not expose). Indexing (``__getitem__``/``__setitem__``) arrives with wave 2.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..backends.host import storage_nbytes
+from ..errors import DispatchError, VyreError
+from ._dtypes import ir_type
+from ._expr import Leaf, Node
+
+_REPR_MAX = 1000  # elements shown by repr (larger arrays show shape and dtype only)
+
+
+def _free(backend: Any, handle: Any) -> None:
+    try:
+        backend.free_resident(handle)
+    except VyreError:
+        pass  # the device is gone or shut down: its buffers went with it
+
+
+class Buffer:
+    """A resident buffer owned by arrays and by the expression leaves that read it (freed when the last
+    of them is collected), so an in-place operator can give an array a new buffer while pending
+    expressions keep reading the old one."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, backend: Any, nbytes: int):
+        self.handle = backend.allocate_resident(nbytes)
+        weakref.finalize(self, _free, backend, self.handle)
+
+
+def _ew() -> Any:
+    from . import _functions
+    return _functions
+
+
+class Array:
+    """An array on ``device`` (a backend). Create one with the namespace's creation functions
+    (``vyre.array_api.asarray``, ``zeros``, ...), never with this constructor."""
+
+    __slots__ = ("_dtype", "_shape", "_device", "_buf", "_expr", "__weakref__")
+    __array_priority__ = 100  # numpy defers to our reflected operators
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, device: Any, expr: Node | None = None):
+        self._shape, self._dtype, self._device = tuple(int(d) for d in shape), dtype, device
+        self._buf: Buffer | None = None
+        self._expr = expr
+
+    # ---- storage ----------------------------------------------------------------------------------
+    def _allocate(self) -> Any:
+        """This array's resident buffer (allocated on first call; freed when the array is collected)."""
+        if self._buf is None:
+            self._buf = Buffer(self._device, storage_nbytes(ir_type(self._dtype), self.size))
+        return self._buf.handle
+
+    def _commit(self, handle: Any) -> None:
+        self._expr = None  # drops the tree: its leaves may be collected now
+
+    def _storage(self) -> Any:
+        """The resident handle of a materialised array (see :meth:`evaluate`)."""
+        if self._expr is not None or self._buf is None:
+            raise DispatchError("array is not materialised", fix="call x.evaluate() first")
+        return self._buf.handle
+
+    def _node(self) -> Node:
+        """The array as an expression node: its pending tree, or a leaf reading its buffer."""
+        return self._expr if self._expr is not None else Leaf(self)
+
+    def evaluate(self) -> Array:
+        """Materialise a pending expression (one submission for everything it needs); returns self."""
+        if self._expr is not None:
+            from ._fuse import evaluate
+            evaluate([self])
+        return self
+
+    @property
+    def handle(self) -> Any:
+        """The :class:`~vyre.backends.handles.ResidentHandle` holding the data (evaluates first). Its
+        layout is :mod:`vyre.backends.host`'s storage layout (bool as u32 words); owned by the array."""
+        return self.evaluate()._storage()
+
+    @property
+    def is_lazy(self) -> bool:
+        """True while the array is a pending expression."""
+        return self._expr is not None
+
+    def explain(self) -> str:
+        """The kernels evaluating this array would run now, with their programs (see _fuse.explain)."""
+        from ._fuse import explain
+        return explain(self)
+
+    # ---- attributes -------------------------------------------------------------------------------
+    @property
+    def dtype(self) -> np.dtype: return self._dtype
+    @property
+    def shape(self) -> tuple[int, ...]: return self._shape
+    @property
+    def ndim(self) -> int: return len(self._shape)
+    @property
+    def size(self) -> int: return math.prod(self._shape)
+    @property
+    def nbytes(self) -> int: return self.size * self._dtype.itemsize
+    @property
+    def device(self) -> Any: return self._device
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """A copy on ``device`` (another backend), through the host; the same array when already there."""
+        if device is self._device:
+            return self
+        from ._creation import asarray
+        return asarray(np.asarray(self), device=device)
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2024.12", "2023.12", "2022.12"):
+            raise DispatchError(f"api_version {api_version!r} is not supported", fix="use '2024.12' or None")
+        from .. import array as namespace
+        return namespace
+
+    # ---- host interop -----------------------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """Download (``np.asarray(x)``): always a new host array."""
+        if copy is False:
+            raise ValueError("vyre arrays live on a device: np.asarray needs a copy (copy=False is impossible)")
+        h = self.handle
+        raw = self._device.download_resident(h)
+        store = ir_type(self._dtype).storage_scalar.numpy_dtype
+        out = raw.view(store)[: self.size]
+        out = (out != 0) if self._dtype == np.bool_ else out.astype(self._dtype, copy=False)
+        out = out.reshape(self._shape)
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    def _scalar(self, kind: type) -> Any:
+        if self.size != 1 or self.ndim != 0:
+            raise TypeError(f"only 0-d arrays convert to Python {kind.__name__} (shape {self._shape})")
+        return kind(np.asarray(self).item())
+
+    def __bool__(self) -> bool: return bool(self._scalar(bool))
+    def __int__(self) -> int: return int(self._scalar(int))
+    def __float__(self) -> float: return float(self._scalar(float))
+    def __complex__(self) -> complex: return complex(self._scalar(complex))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"__index__ needs an integer array, not {self._dtype}")
+        return int(self._scalar(int))
+
+    def __repr__(self) -> str:
+        name = getattr(self._device, "name", type(self._device).__name__)
+        if self.size > _REPR_MAX:
+            return f"Array(shape={self._shape}, dtype={self._dtype}, device={name})"
+        body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self._dtype}, device={name})"
+
+    # ---- transposes -------------------------------------------------------------------------------
+    @property
+    def mT(self) -> Array:  # noqa: N802 - the standard's name
+        from ._views import permute_dims
+        if self.ndim < 2:
+            raise DispatchError("mT needs an array of at least 2 dimensions", fix="use expand_dims first")
+        return permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
+
+    @property
+    def T(self) -> Array:  # noqa: N802
+        from ._views import permute_dims
+        if self.ndim != 2:
+            raise DispatchError("T is for 2-D arrays (the standard)", fix="use permute_dims or mT")
+        return permute_dims(self, (1, 0))
+
+    # ---- operators (the namespace's elementwise functions) ---------------------------------------
+    def __add__(self, o: Any) -> Array: return _ew().add(self, o)
+    def __radd__(self, o: Any) -> Array: return _ew().add(o, self)
+    def __sub__(self, o: Any) -> Array: return _ew().subtract(self, o)
+    def __rsub__(self, o: Any) -> Array: return _ew().subtract(o, self)
+    def __mul__(self, o: Any) -> Array: return _ew().multiply(self, o)
+    def __rmul__(self, o: Any) -> Array: return _ew().multiply(o, self)
+    def __truediv__(self, o: Any) -> Array: return _ew().divide(self, o)
+    def __rtruediv__(self, o: Any) -> Array: return _ew().divide(o, self)
+    def __floordiv__(self, o: Any) -> Array: return _ew().floor_divide(self, o)
+    def __rfloordiv__(self, o: Any) -> Array: return _ew().floor_divide(o, self)
+    def __mod__(self, o: Any) -> Array: return _ew().remainder(self, o)
+    def __rmod__(self, o: Any) -> Array: return _ew().remainder(o, self)
+    def __pow__(self, o: Any) -> Array: return _ew().pow(self, o)
+    def __rpow__(self, o: Any) -> Array: return _ew().pow(o, self)
+    def __and__(self, o: Any) -> Array: return _ew().bitwise_and(self, o)
+    def __rand__(self, o: Any) -> Array: return _ew().bitwise_and(o, self)
+    def __or__(self, o: Any) -> Array: return _ew().bitwise_or(self, o)
+    def __ror__(self, o: Any) -> Array: return _ew().bitwise_or(o, self)
+    def __xor__(self, o: Any) -> Array: return _ew().bitwise_xor(self, o)
+    def __rxor__(self, o: Any) -> Array: return _ew().bitwise_xor(o, self)
+    def __lshift__(self, o: Any) -> Array: return _ew().bitwise_left_shift(self, o)
+    def __rlshift__(self, o: Any) -> Array: return _ew().bitwise_left_shift(o, self)
+    def __rshift__(self, o: Any) -> Array: return _ew().bitwise_right_shift(self, o)
+    def __rrshift__(self, o: Any) -> Array: return _ew().bitwise_right_shift(o, self)
+    def __lt__(self, o: Any) -> Array: return _ew().less(self, o)
+    def __le__(self, o: Any) -> Array: return _ew().less_equal(self, o)
+    def __gt__(self, o: Any) -> Array: return _ew().greater(self, o)
+    def __ge__(self, o: Any) -> Array: return _ew().greater_equal(self, o)
+    def __eq__(self, o: Any) -> Array: return _ew().equal(self, o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> Array: return _ew().not_equal(self, o)  # type: ignore[override]
+    def __neg__(self) -> Array: return _ew().negative(self)
+    def __pos__(self) -> Array: return _ew().positive(self)
+    def __abs__(self) -> Array: return _ew().abs(self)
+    def __invert__(self) -> Array: return _ew().bitwise_invert(self)
+
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    def _inplace(self, result: Array) -> Array:
+        # The standard: in-place operators keep the dtype and shape. The result is materialised into its
+        # own buffer, which this array then owns; expressions still pending on the old values keep the
+        # old buffer alive through their leaves (Buffer).
+        if result.dtype != self._dtype or result.shape != self._shape:
+            raise DispatchError(f"in-place operation would change {self._dtype}{list(self._shape)} into "
+                                f"{result.dtype}{list(result.shape)}", fix="use the out-of-place operator")
+        result.evaluate()
+        self._buf, self._expr = result._buf, None
+        return self
+
+    def __iadd__(self, o: Any) -> Array: return self._inplace(self + o)
+    def __isub__(self, o: Any) -> Array: return self._inplace(self - o)
+    def __imul__(self, o: Any) -> Array: return self._inplace(self * o)
+    def __itruediv__(self, o: Any) -> Array: return self._inplace(self / o)
+    def __ifloordiv__(self, o: Any) -> Array: return self._inplace(self // o)
+    def __imod__(self, o: Any) -> Array: return self._inplace(self % o)
+    def __ipow__(self, o: Any) -> Array: return self._inplace(self ** o)
+    def __iand__(self, o: Any) -> Array: return self._inplace(self & o)
+    def __ior__(self, o: Any) -> Array: return self._inplace(self | o)
+    def __ixor__(self, o: Any) -> Array: return self._inplace(self ^ o)
+    def __ilshift__(self, o: Any) -> Array: return self._inplace(self << o)
+    def __irshift__(self, o: Any) -> Array: return self._inplace(self >> o)
+
+
+__all__ = ["Array"]

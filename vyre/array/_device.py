@@ -1,0 +1,64 @@
+"""Which backend new arrays live on: ``device=`` on a creation function, else the innermost
+``with vyre.use(backend):`` block (a context variable: each thread and asyncio task sees its own), else
+:func:`vyre.default_backend` (the GPU when an adapter exists, else the reference interpreter, logged;
+``VYRE_BACKEND`` forces one)."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DeviceMismatchError, UnsupportedDTypeError
+
+_current: contextvars.ContextVar[Any] = contextvars.ContextVar("vyre_array_backend", default=None)
+
+
+@contextlib.contextmanager
+def use(backend: Any) -> Iterator[Any]:
+    """``with vyre.use(backend):`` makes ``backend`` the default of array creation inside the block
+    (nested blocks: the innermost wins; other threads and tasks are not affected). Yields the backend."""
+    token = _current.set(backend)
+    try:
+        yield backend
+    finally:
+        _current.reset(token)
+
+
+def current_backend(device: Any = None) -> Any:
+    """``device`` when given, else the backend of the innermost ``use`` block, else the default backend."""
+    if device is not None:
+        return device
+    b = _current.get()
+    if b is not None:
+        return b
+    from ..backends.default import default_backend
+    return default_backend()
+
+
+def same_device(arrays: Sequence[Any], what: str) -> Any:
+    """The one backend of ``arrays`` (Array objects); two different ones raise DeviceMismatchError."""
+    dev = arrays[0].device
+    for a in arrays[1:]:
+        if a.device is not dev:
+            raise DeviceMismatchError(f"{what}: arrays on two backends ({dev!r} and {a.device!r})",
+                                      fix="move one with x.to_device(y.device)")
+    return dev
+
+
+_f16_cache: dict[int, bool] = {}
+
+
+def check_dtype_on(backend: Any, dtype: np.dtype) -> None:
+    """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
+    if dtype != np.float16:
+        return
+    key = id(backend)
+    if key not in _f16_cache:
+        _f16_cache[key] = bool(backend.capabilities().f16)
+    if not _f16_cache[key]:
+        raise UnsupportedDTypeError(f"float16 arrays need the shader-f16 feature, which {backend!r} lacks",
+                                    fix="use float32, or an adapter with shader-f16 (VYRE_ADAPTER)")

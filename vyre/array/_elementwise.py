@@ -1,0 +1,282 @@
+"""The standard's elementwise functions, recorded lazily (vyre/array/_expr.py) and fused at evaluation.
+
+:func:`apply` is the one way to record an elementwise op: device check, broadcasting, promotion, Python
+scalars, the tree limits, then a Map node. Each op's IR lives in :data:`vyre.array._expr.OPS` under its
+name; float math is computed in f32 for float16 (rounded once). Integer and bool inputs of float-only
+functions are converted to float32 first (the standard leaves them implementation-defined). Complex
+numbers are not supported, so conj, real and imag are not provided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DispatchError, UnsupportedDTypeError
+from ..ir.builder import ProgramBuilder
+from ..ir.values import Val
+from . import _dtypes as D
+from . import _math as M
+from ._array import Array
+from ._device import same_device
+from ._expr import OPS, Map, Node, Scalar, broadcast_view
+from ._fuse import cut
+
+Scalarish = bool | int | float
+F32 = "f32"
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise DispatchError(f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast",
+                            fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
+
+
+def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] = lambda d: d,
+          accept: str = "biuf", float_only: bool = False, what: str | None = None) -> Array:
+    """Record ``op`` over ``args`` (Arrays and Python scalars, at least one Array): the arrays' promoted
+    dtype (float32 for ``float_only`` ops given integers) must be of a kind in ``accept`` ('b', 'i', 'u',
+    'f'); ``out`` maps it to the result dtype. Returns a lazy Array."""
+    name = what or op
+    arrays = [a for a in args if isinstance(a, Array)]
+    for a in args:
+        if not isinstance(a, Array) and not _is_scalar(a):
+            raise DispatchError(f"{name}: cannot use {type(a).__name__} as an operand",
+                                fix="pass vyre arrays or Python scalars (vyre.array_api.asarray converts)")
+    if not arrays:
+        raise DispatchError(f"{name}: needs at least one array", fix="wrap one operand with asarray")
+    dev = same_device(arrays, name)
+    dt = D.result_type(*[a.dtype for a in arrays])
+    if float_only and dt.kind != "f":
+        dt = D.float32
+    if dt.kind not in accept:
+        raise UnsupportedDTypeError(f"{name} is not defined for {dt} arrays",
+                                    fix="convert with astype to a dtype of kind " + accept)
+    for a in args:
+        if _is_scalar(a):
+            D.check_scalar(a, dt, name)
+    shape = broadcast_shapes(*[a.shape for a in arrays])
+    nodes: list[Node] = [a._node() if isinstance(a, Array) else Scalar(a, dt) for a in args]
+    nodes = cut(nodes, [a if isinstance(a, Array) else None for a in args])
+    nodes = [n if n.dtype == dt or isinstance(n, Scalar) else Map("astype", (n,), dt, n.shape) for n in nodes]
+    nodes = [broadcast_view(n, shape) for n in nodes]
+    return Array(shape, out(dt), dev, Map(op, tuple(nodes), out(dt), shape))
+
+
+def _to_bool(d: np.dtype) -> np.dtype: return D.bool
+
+
+# ---- IR of the ops: (b, args, arg_dtypes, out_dtype) -> Val -------------------------------------
+
+def _reg(name: str) -> Callable:
+    def deco(fn: Callable) -> Callable:
+        OPS[name] = fn
+        return fn
+    return deco
+
+
+def _in_f32(fn: Callable) -> Callable:
+    """Compute ``fn(b, *f32 args)`` in f32; the result is cast back to an f16 output."""
+    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+        wide = [a.cast(F32) if d == D.float16 else a for a, d in zip(args, dts)]
+        r = fn(b, *wide)
+        return r.cast("f16") if out == D.float16 else r
+    return emit
+
+
+def _simple(fn: Callable) -> Callable:
+    return lambda b, args, dts, out: fn(b, *args)
+
+
+@_reg("astype")
+def _astype(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+    x, d = args[0], dts[0]
+    if out == D.bool:
+        if d.kind == "f":  # NaN is truthy (NaN != 0 is not portable, see docs/architecture.md)
+            w = x.cast(F32) if d == D.float16 else x
+            return (w != 0.0) | M.isnan(b, w)
+        return x != 0 if d != D.bool else x
+    return x.cast(D.ir_type(out))
+
+
+OPS["positive"] = _simple(lambda b, x: x)
+OPS["add"] = _simple(lambda b, x, y: x + y)
+OPS["subtract"] = _simple(lambda b, x, y: x - y)
+OPS["multiply"] = _simple(lambda b, x, y: x * y)
+OPS["square"] = _simple(lambda b, x: x * x)
+OPS["divide"] = _simple(lambda b, x, y: x / y)
+OPS["reciprocal"] = _simple(lambda b, x: 1.0 / x)
+OPS["abs"] = lambda b, args, dts, out: args[0] if out.kind in "ub" else args[0].abs()
+OPS["negative"] = lambda b, args, dts, out: (0 - args[0]) if out.kind == "u" else -args[0]
+OPS["bitwise_and"] = _simple(lambda b, x, y: x & y)
+OPS["bitwise_or"] = _simple(lambda b, x, y: x | y)
+OPS["bitwise_xor"] = lambda b, args, dts, out: (args[0] != args[1]) if out == D.bool else args[0] ^ args[1]
+OPS["bitwise_invert"] = _simple(lambda b, x: ~x)
+OPS["logical_not"] = _simple(lambda b, x: ~x)
+OPS["where"] = _simple(lambda b, c, x, y: b.select(c, x, y))
+OPS["maximum"] = _in_f32(lambda b, x, y: x.max(y) if x.dtype.value != "f32" else
+                         b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), x.max(y)))
+OPS["minimum"] = _in_f32(lambda b, x, y: x.min(y) if x.dtype.value != "f32" else
+                         b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), x.min(y)))
+
+
+def _cmp(fn: Callable, nan_result: bool) -> Callable:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+        x, y = args
+        if dts[0].kind != "f":
+            return fn(x, y)
+        wx, wy = (x.cast(F32), y.cast(F32)) if dts[0] == D.float16 else (x, y)
+        either = M.isnan(b, wx) | M.isnan(b, wy)
+        return (fn(x, y) & ~either) if not nan_result else (fn(x, y) | either)
+    return emit
+
+
+OPS["equal"] = _cmp(lambda x, y: x == y, False)
+OPS["not_equal"] = _cmp(lambda x, y: x != y, True)
+OPS["less"] = _cmp(lambda x, y: x < y, False)
+OPS["less_equal"] = _cmp(lambda x, y: x <= y, False)
+OPS["greater"] = _cmp(lambda x, y: x > y, False)
+OPS["greater_equal"] = _cmp(lambda x, y: x >= y, False)
+
+
+@_reg("floor_divide")
+def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+    x, y = args
+    if out.kind == "u":
+        return b.select(y == 0, b.lit(0, "u32"), x / y)
+    if out.kind == "i":
+        q = b.let(x / y)
+        adjust = (x % y != 0) & ((x < 0) != (y < 0))
+        return b.select(y == 0, b.lit(0, "i32"), b.select(adjust, q - 1, q))
+    return _in_f32(lambda b, x, y: _float_floordiv(b, x, y))(b, args, dts, out)
+
+
+def _float_floordiv(b: ProgramBuilder, x: Val, y: Val) -> Val:
+    # numpy's npy_divmod: exact fmod, then correct the rounded quotient
+    mod = b.let(x % y)
+    div = b.let((x - mod) / y)
+    div = b.let(b.select((mod != 0.0) & ((y < 0.0) != (mod < 0.0)), div - 1.0, div))
+    fl = b.let(div.floor())
+    fl = b.select(div - fl > 0.5, fl + 1.0, fl)
+    r = b.select(div == 0.0, M.copysign(b, b.lit(0.0), x / y), fl)
+    return b.select(y == 0.0, x / y, r)
+
+
+@_reg("remainder")
+def _remainder(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+    x, y = args
+    if out.kind in "iu":
+        r = b.let(x % y)
+        if out.kind == "u":
+            return r
+        return b.select((r != 0) & ((r < 0) != (y < 0)), r + y, r)
+
+    def flt(b: ProgramBuilder, x: Val, y: Val) -> Val:
+        m = b.let(x % y)
+        fixed = b.select((m != 0.0) & ((y < 0.0) != (m < 0.0)), m + y, m)
+        return b.select(m == 0.0, M.copysign(b, b.lit(0.0), y), fixed)
+    return _in_f32(flt)(b, args, dts, out)
+
+
+@_reg("pow")
+def _pow(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+    x, y = args
+    if out.kind in "iu":
+        t = D.ir_type(out)
+        acc = b.var(t, 1)
+        base = b.var(t, x)
+        e = b.var("u32", y.cast("u32") if out.kind == "i" else y)
+        with b.for_range(0, 32):
+            with b.if_((e & 1) == 1):
+                acc.set(acc * base)
+            base.set(base * base)
+            e.set(e >> 1)
+        if out.kind == "u":
+            return acc
+        neg = b.select(x == 1, b.lit(1, "i32"), b.select(x == -1, b.select((y & 1) == 1, b.lit(-1, "i32"),
+                                                                           b.lit(1, "i32")), b.lit(0, "i32")))
+        return b.select(y < 0, neg, acc)
+
+    def flt(b: ProgramBuilder, x: Val, y: Val) -> Val:
+        r = b.let(x.abs().pow(y))
+        yint = y.floor() == y
+        odd = yint & ((y * 0.5).floor() != y * 0.5)
+        r = b.select(x < 0.0, b.select(yint, b.select(odd, -r, r), M.nan(b)), r)
+        r = b.select((x == 0.0) & odd & M.signbit(b, x), -r, r)
+        return b.select(y == 0.0, b.lit(1.0), b.select(x == 1.0, b.lit(1.0), r))
+    return _in_f32(flt)(b, args, dts, out)
+
+
+def _shift(left: bool) -> Callable:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+        x, y = args
+        big = (y.cast("u32") >= 32) if out.kind == "i" else (y >= 32)
+        amount = y.cast("u32") if out.kind == "i" else y
+        if left:
+            return b.select(big, b.lit(0, D.ir_type(out)), x << amount)
+        fill = b.select(x < 0, b.lit(-1, "i32"), b.lit(0, "i32")) if out.kind == "i" else b.lit(0, "u32")
+        return b.select(big, fill, x >> amount)
+    return emit
+
+
+OPS["bitwise_left_shift"] = _shift(True)
+OPS["bitwise_right_shift"] = _shift(False)
+
+for _name, _fn in {
+    "sqrt": lambda b, x: x.sqrt(), "exp": lambda b, x: x.exp(), "log": lambda b, x: x.log(),
+    "log2": lambda b, x: x.log2(), "sin": lambda b, x: x.sin(), "cos": lambda b, x: x.cos(),
+    "tan": lambda b, x: x.tan(), "tanh": lambda b, x: x.max(-10.0).min(10.0).tanh(),
+    "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan, "asin": M.asin, "acos": M.acos,
+    "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh, "atanh": M.atanh,
+    "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
+    "nextafter": M.nextafter,
+}.items():
+    OPS[_name] = _in_f32(_fn)
+
+
+def _rounding(fn: Callable) -> Callable:
+    return lambda b, args, dts, out: args[0] if out.kind in "iub" else fn(args[0])
+
+
+OPS["floor"] = _rounding(lambda x: x.floor())
+OPS["ceil"] = _rounding(lambda x: x.ceil())
+OPS["trunc"] = _rounding(lambda x: x.trunc())
+OPS["round"] = _rounding(lambda x: x.round())
+
+
+def _float_test(fn: Callable, for_ints: bool) -> Callable:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+        d = dts[0]
+        if d.kind != "f":
+            return b.lit(for_ints, "bool")
+        return fn(b, args[0].cast(F32) if d == D.float16 else args[0])
+    return emit
+
+
+OPS["isnan"] = _float_test(M.isnan, False)
+OPS["isinf"] = _float_test(M.isinf, False)
+OPS["isfinite"] = _float_test(M.isfinite, True)
+OPS["signbit"] = _float_test(M.signbit, False)
+
+
+@_reg("sign")
+def _sign(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
+    x = args[0]
+    if out.kind == "u":
+        return b.select(x == 0, b.lit(0, "u32"), b.lit(1, "u32"))
+    if out.kind == "i":
+        return x.sign()
+    w = x.cast(F32) if out == D.float16 else x
+    r = b.select(M.isnan(b, w), M.nan(b), b.select(w > 0.0, b.lit(1.0), b.select(w < 0.0, b.lit(-1.0), w)))
+    return r.cast("f16") if out == D.float16 else r
+
+
+__all__ = ["apply", "broadcast_shapes"]

@@ -1,0 +1,289 @@
+"""Lazy expression trees of elementwise work, and the emitter that turns one into IR.
+
+Node types (immutable; every node has ``shape``, ``dtype`` (numpy), ``size`` (nodes in the tree, shared
+subtrees counted each time) and ``leaf_ids`` (the distinct leaf arrays)):
+
+* :class:`Leaf`: an :class:`~vyre.array.Array` read from its buffer (a lazy array cut out of a bigger
+  tree is a Leaf too: the evaluation materialises it first, in the same submission);
+* :class:`Scalar`: a Python scalar, passed in a small ``u32`` parameter buffer (bit-cast), so the
+  program is cached by structure, not by value;
+* :class:`Map`: an elementwise op (a name in :data:`OPS`) over children of the node's own shape;
+* :class:`View`: an index map, element ``i`` of the view is element ``source_index(i)`` of its child.
+  :class:`Strided` (offset + sum(coord_d * stride_d) over the child's row-major elements, strides
+  0 to broadcast, negative to flip) covers broadcast_to, expand_dims, permute_dims, flip and basic
+  slicing; :class:`Reshape` is the identity map (row-major order is kept). Wave-2 view functions
+  build these; a new kind of view subclasses View (``source_index`` and ``params``).
+
+:func:`emit` computes the value of element ``i`` of a node inside any ProgramBuilder; :func:`bind`
+declares a tree's buffers in a builder and returns an :class:`Emitter` (value of element i, the
+buffers to bind, the structural key) -- what a reduction uses to fuse the work that feeds it.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ir.builder import ProgramBuilder
+from ..ir.types import DataType
+from ..ir.values import BufRef, Val
+from ._dtypes import ir_type
+
+if TYPE_CHECKING:
+    from ._array import Array
+
+#: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val.
+#: vyre/array/_elementwise.py and _math.py fill it; wave-2 modules may add entries (unique names).
+OPS: dict[str, Callable[..., Val]] = {}
+
+
+def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides of ``shape``."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+class Node:
+    """Base of the expression nodes (see the module docstring)."""
+
+    __slots__ = ("shape", "dtype", "size", "leaf_ids")
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    size: int
+    leaf_ids: frozenset[int]
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.shape)
+
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+
+class Leaf(Node):
+    """An array's buffer: ``buf`` is captured now for a materialised array (later in-place operators on
+    the array do not change what this leaf reads); None for a lazy array cut out of a tree (read from
+    ``array`` once the evaluation has materialised it)."""
+
+    __slots__ = ("array", "buf")
+
+    def __init__(self, array: Array):
+        self.array, self.shape, self.dtype = array, array.shape, array.dtype
+        self.buf = array._buf if array._expr is None else None
+        self.size, self.leaf_ids = 1, frozenset((id(array),))
+
+    @property
+    def ident(self) -> int:
+        return id(self.buf) if self.buf is not None else id(self.array)
+
+    def handle(self) -> Any:
+        """The resident handle to bind (the array must be materialised by now)."""
+        return self.buf.handle if self.buf is not None else self.array._storage()
+
+
+class Scalar(Node):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any, dtype: np.dtype):
+        self.value, self.dtype, self.shape = value, dtype, ()
+        self.size, self.leaf_ids = 1, frozenset()
+
+    def word(self) -> int:
+        """The value as the u32 word of the parameter buffer (f16 scalars travel as f32 bits)."""
+        d = self.dtype
+        if d.kind == "f":
+            return struct.unpack("<I", struct.pack("<f", float(self.value)))[0]
+        if d.kind == "b":
+            return int(bool(self.value))
+        return int(self.value) & 0xFFFFFFFF
+
+
+class Map(Node):
+    __slots__ = ("op", "args")
+
+    def __init__(self, op: str, args: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...]):
+        self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
+        self.size = 1 + sum(a.size for a in args)
+        self.leaf_ids = frozenset().union(*(a.leaf_ids for a in args))
+
+    def children(self) -> tuple[Node, ...]:
+        return self.args
+
+
+class View(Node):
+    """An index-map node: element ``i`` (row-major in ``shape``) is child element ``source_index(b, i)``."""
+
+    __slots__ = ("child",)
+
+    def __init__(self, child: Node, shape: tuple[int, ...]):
+        self.child, self.shape, self.dtype = child, shape, child.dtype
+        self.size, self.leaf_ids = 1 + child.size, child.leaf_ids
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def params(self) -> tuple:
+        """What the index map depends on besides shapes (part of the program's cache key)."""
+        raise NotImplementedError
+
+    def source_index(self, b: ProgramBuilder, i: Val) -> Val:
+        raise NotImplementedError
+
+
+class Reshape(View):
+    """The same row-major elements under another shape: the index passes through."""
+
+    __slots__ = ()
+
+    def params(self) -> tuple:
+        return ()
+
+    def source_index(self, b: ProgramBuilder, i: Val) -> Val:
+        return i
+
+
+class Strided(View):
+    """Child element ``offset + sum(coord_d * strides[d])`` (child row-major flat index; u32 arithmetic
+    wraps, so negative strides work as long as the result is in range)."""
+
+    __slots__ = ("offset", "strides")
+
+    def __init__(self, child: Node, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]):
+        super().__init__(child, shape)
+        self.offset, self.strides = int(offset), tuple(int(s) for s in strides)
+
+    def params(self) -> tuple:
+        return (self.offset, self.strides)
+
+    def source_index(self, b: ProgramBuilder, i: Val) -> Val:
+        acc: Val | None = None
+        rest = strides_of(self.shape)
+        for d, (n, s) in enumerate(zip(self.shape, self.strides)):
+            if s == 0 or n == 1:
+                continue
+            coord = i / b.lit(rest[d], "u32") if rest[d] != 1 else i
+            if d > 0:  # the outermost coordinate needs no modulo
+                coord = coord % b.lit(n, "u32")
+            term = coord * b.lit(s & 0xFFFFFFFF, "u32") if s != 1 else coord
+            acc = term if acc is None else acc + term
+        if acc is None:
+            return b.lit(self.offset, "u32")
+        return acc + b.lit(self.offset, "u32") if self.offset else acc
+
+
+def broadcast_view(node: Node, shape: tuple[int, ...]) -> Node:
+    """``node`` broadcast to ``shape`` (numpy rules; checked by the caller): itself when the shapes match."""
+    if node.shape == shape:
+        return node
+    if isinstance(node, Scalar):
+        return node  # a scalar is the same for every element
+    pad = (1,) * (len(shape) - len(node.shape)) + node.shape
+    cs = strides_of(pad)
+    return Strided(node, shape, 0, tuple(0 if p == 1 else s for p, s in zip(pad, cs)))
+
+
+# ---- structure: cache key, leaves and scalars --------------------------------------------------
+
+@dataclass
+class Collected:
+    """One walk of a tree: its structural key, leaf arrays (slot order) and scalar nodes (slot order)."""
+
+    key: tuple
+    leaves: list[Leaf] = field(default_factory=list)
+    scalars: list[Scalar] = field(default_factory=list)
+
+
+def collect(node: Node) -> Collected:
+    """The key of ``node``'s program (structure, dtypes, shapes, view params and which leaves alias, never
+    data or identity), its leaf arrays and its scalars. Trees are bounded (see _fuse), so recursion is fine."""
+    slots: dict[int, int] = {}
+    out = Collected(key=())
+
+    def walk(n: Node) -> tuple:
+        if isinstance(n, Leaf):
+            k = slots.setdefault(n.ident, len(slots))
+            if k == len(out.leaves):
+                out.leaves.append(n)
+            return ("L", k, n.dtype.str, n.shape)
+        if isinstance(n, Scalar):
+            out.scalars.append(n)
+            return ("S", n.dtype.str)
+        if isinstance(n, Map):
+            return ("M", n.op, n.dtype.str, n.shape, tuple(walk(a) for a in n.args))
+        if isinstance(n, View):
+            return ("V", type(n).__name__, n.shape, n.params(), walk(n.child))
+        raise TypeError(f"unknown node {type(n).__name__}")
+
+    out.key = walk(node)
+    return out
+
+
+# ---- emission -----------------------------------------------------------------------------------
+
+class Emitter:
+    """A tree's buffers declared in a builder: ``value(i)`` emits element ``i``; bind ``handles()`` (the
+    leaves' buffers, in this order) then a u32 buffer holding ``params_words`` (only when ``has_params``)
+    to the buffers this emitter declared, which follow each other in binding order."""
+
+    def __init__(self, b: ProgramBuilder, node: Node, prefix: str = "in"):
+        self.b, self.node = b, node
+        c = collect(node)
+        self.key, self.leaves, self.scalars = c.key, c.leaves, c.scalars
+        self.bufs: dict[int, BufRef] = {}
+        for k, leaf in enumerate(self.leaves):
+            self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", ir_type(leaf.dtype), "read", count=max(1, leaf.count))
+        self.has_params = bool(self.scalars)
+        self.params = (b.buffer(f"{prefix}_p", "u32", "read", count=len(self.scalars))
+                       if self.scalars else None)
+        self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+
+    def handles(self) -> list[Any]:
+        """The leaves' resident handles in binding order (materialise lazy leaves first: _fuse.plan)."""
+        return [leaf.handle() for leaf in self.leaves]
+
+    @property
+    def params_words(self) -> np.ndarray:
+        return np.array([s.word() for s in self.scalars], dtype=np.uint32)
+
+    def value(self, i: Val) -> Val:
+        """The value of element ``i`` (a u32 row-major index into the node's shape)."""
+        return self._emit(self.node, i)
+
+    def _emit(self, n: Node, i: Val) -> Val:
+        b = self.b
+        if isinstance(n, Leaf):
+            return self.bufs[n.ident][i]
+        if isinstance(n, Scalar):
+            assert self.params is not None
+            w = self.params[self._slot[id(n)]]
+            t = ir_type(n.dtype)
+            if t == DataType.BOOL:
+                return w != 0
+            if t == DataType.F16:
+                return w.bitcast("f32").cast("f16")
+            return w if t == DataType.U32 else w.bitcast(t)
+        if isinstance(n, Map):
+            args = [self._emit(a, i) for a in n.args]
+            return b.let(OPS[n.op](b, args, [a.dtype for a in n.args], n.dtype))
+        if isinstance(n, View):
+            return self._emit(n.child, b.let(n.source_index(b, i)))
+        raise TypeError(f"unknown node {type(n).__name__}")
+
+
+def emit(b: ProgramBuilder, node: Node, flat_index: Val, prefix: str = "in") -> tuple[Val, Emitter]:
+    """Declare ``node``'s buffers in ``b`` and emit element ``flat_index``: ``(value, emitter)``; bind
+    ``emitter.arrays`` then the parameter buffer (see :class:`Emitter`)."""
+    e = Emitter(b, node, prefix)
+    return e.value(flat_index), e
+
+
+__all__ = ["Node", "Leaf", "Scalar", "Map", "View", "Reshape", "Strided", "OPS", "Emitter", "emit", "collect",
+           "broadcast_view", "strides_of"]

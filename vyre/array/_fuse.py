@@ -1,0 +1,195 @@
+"""Evaluating lazy arrays: one generated program per pending tree, all of them in one submission.
+
+* :func:`program_for` builds (or finds) the program of a tree, cached by its structural key
+  (:func:`vyre.array._expr.collect`): a loop repeating one expression builds nothing after the first time.
+* :func:`plan` orders the pending arrays (cut-out subtrees first) into resident steps; :func:`evaluate`
+  runs them with one ``dispatch_resident_sequence``. Wave-2 ops that need materialised inputs call
+  ``plan(arrays)``, append their own steps to ``plan.steps`` and call ``plan.run(backend)`` (one submission).
+* Tree limits (:data:`MAX_NODES`, :data:`MAX_LEAVES`): an operation whose tree would pass them cuts its
+  largest lazy operand out as a leaf (materialised first, in the same submission). So a 10,000-op chain
+  becomes ~10,000/64 kernels of bounded size, with no recursion on deep trees.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ir.builder import ProgramBuilder
+from ..ir.program import Program
+from ._dtypes import ir_type
+from ._expr import Emitter, Leaf, Node, collect
+
+if TYPE_CHECKING:
+    from ._array import Array
+
+MAX_NODES = 64  # nodes per fused tree (shared subtrees counted each time they are read)
+MAX_LEAVES = 6  # distinct input buffers: 6 + parameters + output = 8, WebGPU's default per-stage limit
+WORKGROUP = 256
+
+_lock = threading.Lock()
+_programs: OrderedDict[tuple, Program] = OrderedDict()
+_PROGRAM_CACHE = 1024
+_stats = {"kernels_built": 0, "kernels_dispatched": 0, "submissions": 0, "program_cache_hits": 0}
+
+
+def fusion_stats() -> dict[str, int]:
+    """Counters since start (or :func:`reset_fusion_stats`): ``kernels_built`` (programs generated: cache
+    misses), ``program_cache_hits``, ``kernels_dispatched``, ``submissions`` (one per evaluation)."""
+    with _lock:
+        return dict(_stats)
+
+
+def reset_fusion_stats() -> None:
+    with _lock:
+        for k in _stats:
+            _stats[k] = 0
+
+
+def _bump(name: str, n: int = 1) -> None:
+    with _lock:
+        _stats[name] += n
+
+
+def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
+    """The program computing ``node`` into an ``out`` buffer (one invocation per element, grid from
+    ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
+    c = collect(node)
+    with _lock:
+        prog = _programs.get(c.key)
+        if prog is not None:
+            _programs.move_to_end(c.key)
+            _stats["program_cache_hits"] += 1
+    if prog is None:
+        b = ProgramBuilder("array_fused", WORKGROUP)
+        e = Emitter(b, node)
+        n = node.count
+        out = b.buffer("out", ir_type(node.dtype), "write", count=max(1, n))
+        b.set_grid_from(out)
+        i = b.global_index()
+        with b.if_(i < b.lit(n, "u32")):
+            out[i] = e.value(i)
+        prog = b.build()
+        with _lock:
+            _programs[c.key] = prog
+            _stats["kernels_built"] += 1
+            while len(_programs) > _PROGRAM_CACHE:
+                _programs.popitem(last=False)
+    words = np.array([s.word() for s in c.scalars], dtype=np.uint32) if c.scalars else None
+    return prog, c.leaves, words
+
+
+def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
+    """Children for a new node: while the tree would pass the limits, replace the largest inlined lazy
+    operand (``arrays[k]`` is the Array behind ``args[k]``, or None for a scalar) by a Leaf of it."""
+    args = list(args)
+    while True:
+        size = 1 + sum(a.size for a in args)
+        leaves = frozenset().union(*(a.leaf_ids for a in args))
+        if size <= MAX_NODES and len(leaves) <= MAX_LEAVES:
+            return args
+        k = max((k for k, a in enumerate(args) if not isinstance(a, Leaf) and arrays[k] is not None),
+                key=lambda k: args[k].size, default=None)
+        if k is None:
+            return args  # only leaves: nothing more to cut (at most one leaf per operand)
+        args[k] = Leaf(arrays[k])
+
+
+@dataclass
+class Plan:
+    """Resident steps materialising pending arrays, then any steps a caller appends; ``run`` submits them
+    all at once and marks the arrays materialised. Params buffers are freed after the submission."""
+
+    backend: Any
+    steps: list = field(default_factory=list)
+    done: list = field(default_factory=list)  # (array, handle) to commit after run
+    temps: list = field(default_factory=list)  # handles to free after run
+
+    def run(self, read: list | None = None) -> list[np.ndarray]:
+        got: list[np.ndarray] = []
+        if self.steps:
+            got = self.backend.dispatch_resident_sequence(self.steps, read)
+            _bump("submissions")
+            _bump("kernels_dispatched", len(self.steps))
+        for a, h in self.done:
+            a._commit(h)
+        for h in self.temps:
+            self.backend.free_resident(h)
+        self.done, self.steps, self.temps = [], [], []
+        return got
+
+
+def _pending_order(arrays: list[Array]) -> list[Array]:
+    """Lazy arrays needed by ``arrays`` (cut-out leaves first), each once; iterative (no recursion)."""
+    order: list[Array] = []
+    seen: set[int] = set()
+    stack: list[tuple[Array, bool]] = [(a, False) for a in reversed(arrays) if a._expr is not None]
+    while stack:
+        a, expanded = stack.pop()
+        if expanded:
+            order.append(a)
+            continue
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        stack.append((a, True))
+        todo: list[Node] = [a._expr]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, Leaf):
+                if n.buf is None and n.array._expr is not None and id(n.array) not in seen:
+                    stack.append((n.array, False))
+            else:
+                todo.extend(n.children())
+    return order
+
+
+def plan(arrays: list[Array], backend: Any = None) -> Plan:
+    """A :class:`Plan` that materialises every pending array among ``arrays`` (and the lazy leaves they
+    need). ``backend``: that of the arrays (given when ``arrays`` may be empty)."""
+    be = backend if backend is not None else (arrays[0].device if arrays else None)
+    p = Plan(be)
+    for a in _pending_order(arrays):
+        assert a._expr is not None
+        out = a._allocate()
+        p.done.append((a, out))
+        if a.size == 0:
+            continue
+        prog, leaves, words = program_for(a._expr)
+        handles = [leaf.handle() for leaf in leaves]
+        if words is not None:
+            ph = be.allocate_resident(max(4, words.nbytes))
+            be.upload_resident(ph, words)
+            p.temps.append(ph)
+            handles.append(ph)
+        p.steps.append((prog, [*handles, out]))
+    return p
+
+
+def evaluate(arrays: list[Array]) -> None:
+    """Materialise ``arrays`` (and what they need) in one submission."""
+    pending = [a for a in arrays if a._expr is not None]
+    if pending:
+        plan(pending).run()
+
+
+def explain(array: Array) -> str:
+    """What evaluating ``array`` would run now: the number of kernels and each program's text."""
+    order = _pending_order([array])
+    if not order:
+        return "materialised: 0 kernels"
+    parts = [f"{len(order)} kernel(s) in one submission"]
+    for k, a in enumerate(order):
+        assert a._expr is not None
+        prog, leaves, _ = program_for(a._expr)
+        parts.append(f"-- kernel {k}: {a.dtype}{list(a.shape)} from {len(leaves)} buffer(s), "
+                     f"fingerprint {prog.fingerprint[:12]}\n{prog.to_text()}")
+    return "\n".join(parts)
+
+
+__all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "Plan", "evaluate", "explain", "cut",
+           "MAX_NODES", "MAX_LEAVES"]
