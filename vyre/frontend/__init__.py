@@ -98,26 +98,11 @@ keyword arguments, ``*args``, default arguments, chained assignment ``a = b = c`
 
 from __future__ import annotations
 
-import sys
-import types as _pytypes
-from typing import Any
-
+from .decorator import Kernel, kernel
 from .funcs import Func, func
 from .intrinsics import *  # noqa: F403 - the kernel intrinsics (tid, sqrt, atomic_add, ...)
 from .intrinsics import NAMES as INTRINSICS
-from .kernel import Kernel, kernel
 from .types import ArrayType, DType, In, InOut, Out, bool_, f16, f32, i32, u32
-
-
-class _KernelModule(_pytypes.ModuleType):
-    """``vyre.kernel`` is both this package and the decorator: whichever Python binds to the name
-    ``vyre.kernel`` (the package is bound there once it is imported), ``@vyre.kernel`` works."""
-
-    def __call__(self, fn: Any = None, **kwargs: Any) -> Any:
-        return kernel(fn, **kwargs)
-
-
-sys.modules[__name__].__class__ = _KernelModule
 
 __all__ = ["Kernel", "kernel", "Func", "func", "In", "Out", "InOut", "ArrayType", "DType", "f32", "f16", "i32",
            "u32", "bool_", "INTRINSICS", *INTRINSICS]

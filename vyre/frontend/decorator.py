@@ -157,7 +157,7 @@ def kernel(fn: None = None, *, workgroup_size: int | tuple[int, ...] | None = No
     [Callable[..., Any]], Kernel]: ...
 def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: int | tuple[int, ...] | None = None
            ) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
-    """Translate ``fn`` (typed parameters, see :mod:`vyre.kernel`) into a launchable :class:`Kernel`.
+    """Translate ``fn`` (typed parameters, see :mod:`vyre.frontend`) into a launchable :class:`Kernel`.
 
     ``@vyre.kernel`` or ``@vyre.kernel(workgroup_size=(8, 8))`` (default per launch rank: 256,
     (16, 16), (8, 8, 4)). The source is read and checked now (parameters); the body is translated at

@@ -108,7 +108,8 @@ class ExprTranslator:
             lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
             if not lo <= int(v) <= hi:
                 self.fail(node, f"{v} does not fit in {d.value} [{lo}, {hi}]",
-                          "use a value in range, or cast the other operand to another type")
+                          "use a value in range, or give the constant a type that holds it, e.g. "
+                          f"{'u32' if 0 <= int(v) < 2**32 else 'f32'}({v})")
         return self.b.lit(v, d)
 
     def val(self, node: ast.expr, dtype: DataType | None = None) -> Val:
@@ -376,7 +377,13 @@ def _describe(obj: object) -> str:
         return f"the array {obj.name!r}"
     if isinstance(obj, (Const, Val)):
         return "a value"
-    return f"{type(obj).__name__} {obj!r:.60}"
+    import types as pytypes
+    if isinstance(obj, pytypes.ModuleType):
+        return f"the module {obj.__name__}"
+    if callable(obj):
+        return f"the function {getattr(obj, '__module__', None) or '?'}.{getattr(obj, '__qualname__', obj)}"
+    text = repr(obj)
+    return f"{type(obj).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def _is_module(obj: object) -> bool:
@@ -396,7 +403,7 @@ def _is_static(obj: object) -> bool:
 
 
 def _kernel_decorator() -> object:
-    from .kernel import kernel
+    from .decorator import kernel
     return kernel
 
 

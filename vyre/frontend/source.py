@@ -104,14 +104,23 @@ class Source:
     def error(self, node: ast.AST | None, message: str, fix: str,
               issues: list[ValidationIssue] | None = None, kernel: str | None = None) -> KernelError:
         return KernelError.at(kernel or self.name, self.short_file, self.line_of(node), self.segment(node),
-                              message, fix, issues)
+                              message, kernel_fix(fix), issues)
 
     def fail(self, node: ast.AST | None, message: str, fix: str) -> NoReturn:
         raise self.error(node, message, fix)
 
 
+def kernel_fix(fix: str) -> str:
+    """A builder-level hint (``.cast('u32')``) in kernel syntax (``u32(x)``): the IR's errors are written for
+    ProgramBuilder users, and a kernel's author casts by calling the dtype."""
+    fix = re.sub(r"\.cast\('(\w+)'\)", r"\1(...)", fix)
+    fix = re.sub(r"\.bitcast\('(\w+)'\)", r"vyre.bitcast(x, \1)", fix)
+    fix = fix.replace(" with .cast(...)", ", e.g. i32(x) or f32(x)")
+    return fix.replace(".cast(...)", "a cast such as i32(x) or f32(x)")
+
+
 def _definition_locals() -> dict[str, Any]:
-    """The local names of the code that applied the decorator (outside vyre/kernel), when it is a function."""
+    """The local names of the code that applied the decorator (outside vyre/frontend), when it is a function."""
     here = os.path.dirname(os.path.abspath(__file__))
     frame = inspect.currentframe()
     try:
