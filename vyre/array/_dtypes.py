@@ -53,7 +53,7 @@ def as_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
     why = ("the vyre IR has no 64-bit types (WGSL has none in its core)" if d.itemsize == 8 and d.kind in "iuf"
            else "vyre arrays hold bool, int32, uint32, float32 and float16 only")
     raise UnsupportedDTypeError(f"{what}: {d} is not supported: {why}",
-                                fix=f"convert first (e.g. numpy_array.astype(np.{_narrow(d)})) or pick a supported dtype")
+                                fix=f"convert first (e.g. x.astype(np.{_narrow(d)})) or pick a supported dtype")
 
 
 def _narrow(d: np.dtype) -> str:

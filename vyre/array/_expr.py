@@ -85,8 +85,9 @@ class Leaf(Node):
         return id(self.buf) if self.buf is not None else id(self.array)
 
     def handle(self) -> Any:
-        """The resident handle to bind (the array must be materialised by now)."""
-        return self.buf.handle if self.buf is not None else self.array._storage()
+        """The resident handle to bind: the captured buffer, or the cut-out array's own buffer (allocated by
+        the plan that materialises it in an earlier step of the same submission)."""
+        return self.buf.handle if self.buf is not None else self.array._allocate()
 
 
 class Scalar(Node):
