@@ -65,8 +65,8 @@ def ir_type(dtype: np.dtype) -> DataType:
     return _IR[dtype]
 
 
-def is_float(d: np.dtype) -> bool: return d.kind == "f"
-def is_int(d: np.dtype) -> bool: return d.kind in "iu"
+def is_float(d: np.dtype) -> builtins.bool: return d.kind == "f"
+def is_int(d: np.dtype) -> builtins.bool: return d.kind in "iu"
 
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
@@ -106,7 +106,7 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     return int32  # int32 with uint32
 
 
-def can_cast(from_: Any, to: Any) -> bool:
+def can_cast(from_: Any, to: Any) -> builtins.bool:
     """Whether promotion alone may turn ``from_`` into ``to`` (the standard's table, kinds not mixed)."""
     from ._array import Array
     f = from_.dtype if isinstance(from_, Array) else as_dtype(from_)
@@ -116,7 +116,7 @@ def can_cast(from_: Any, to: Any) -> bool:
     return (f, t) == (float16, float32)
 
 
-def isdtype(dtype: Any, kind: Any) -> bool:
+def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     """The standard's ``isdtype``: ``kind`` is a dtype, a kind name ('bool', 'signed integer',
     'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric') or a tuple of those."""
     d = as_dtype(dtype)

@@ -230,7 +230,7 @@ def _shift(left: bool) -> Callable:
 OPS["bitwise_left_shift"] = _shift(True)
 OPS["bitwise_right_shift"] = _shift(False)
 
-for _name, _fn in {
+_FLOAT_IR: dict[str, Callable[..., Val]] = {
     "sqrt": lambda b, x: x.sqrt(), "exp": lambda b, x: x.exp(), "log": lambda b, x: x.log(),
     "log2": lambda b, x: x.log2(), "sin": lambda b, x: x.sin(), "cos": lambda b, x: x.cos(),
     "tan": lambda b, x: x.tan(), "tanh": lambda b, x: x.max(-10.0).min(10.0).tanh(),
@@ -238,7 +238,8 @@ for _name, _fn in {
     "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh, "atanh": M.atanh,
     "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
     "nextafter": M.nextafter,
-}.items():
+}
+for _name, _fn in _FLOAT_IR.items():
     OPS[_name] = _in_f32(_fn)
 
 

@@ -109,6 +109,18 @@ class Plan:
     done: list = field(default_factory=list)  # (array, handle) to commit after run
     temps: list = field(default_factory=list)  # handles to free after run
 
+    def bind(self, emitter: Emitter) -> list[Any]:
+        """The handles for the buffers ``emitter`` declared (its leaves, then its parameter buffer, which
+        this plan allocates, uploads and frees after the run): put them in a step in that order."""
+        handles = emitter.handles()
+        if emitter.has_params:
+            words = emitter.params_words
+            ph = self.backend.allocate_resident(max(4, words.nbytes))
+            self.backend.upload_resident(ph, words)
+            self.temps.append(ph)
+            handles.append(ph)
+        return handles
+
     def run(self, read: list | None = None) -> list[np.ndarray]:
         got: list[np.ndarray] = []
         if self.steps:
@@ -128,6 +140,7 @@ def _pending_order(arrays: list[Array]) -> list[Array]:
     order: list[Array] = []
     seen: set[int] = set()
     stack: list[tuple[Array, bool]] = [(a, False) for a in reversed(arrays) if a._expr is not None]
+    todo: list[Node]
     while stack:
         a, expanded = stack.pop()
         if expanded:
@@ -137,7 +150,8 @@ def _pending_order(arrays: list[Array]) -> list[Array]:
             continue
         seen.add(id(a))
         stack.append((a, True))
-        todo: list[Node] = [a._expr]
+        assert a._expr is not None
+        todo = [a._expr]
         while todo:
             n = todo.pop()
             if isinstance(n, Leaf):
@@ -151,7 +165,7 @@ def _pending_order(arrays: list[Array]) -> list[Array]:
 def plan(arrays: list[Array], backend: Any = None) -> Plan:
     """A :class:`Plan` that materialises every pending array among ``arrays`` (and the lazy leaves they
     need). ``backend``: that of the arrays (given when ``arrays`` may be empty)."""
-    be = backend if backend is not None else (arrays[0].device if arrays else None)
+    be: Any = backend if backend is not None else (arrays[0].device if arrays else None)
     p = Plan(be)
     for a in _pending_order(arrays):
         assert a._expr is not None
@@ -168,6 +182,23 @@ def plan(arrays: list[Array], backend: Any = None) -> Plan:
             handles.append(ph)
         p.steps.append((prog, [*handles, out]))
     return p
+
+
+def plan_for_node(node: Node, backend: Any) -> Plan:
+    """A :class:`Plan` that materialises only the lazy arrays cut out of ``node`` (its Leaf arrays still
+    pending), not ``node`` itself: a consumer that fuses ``node`` into its own program (an
+    :class:`~vyre.array._expr.Emitter`) starts from this, appends its step(s) with ``plan.bind(emitter)``
+    and calls ``run`` -- one submission."""
+    lazy: list[Array] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Leaf):
+            if n.buf is None and n.array._expr is not None:
+                lazy.append(n.array)
+        else:
+            todo.extend(n.children())
+    return plan(lazy, backend)
 
 
 def evaluate(arrays: list[Array]) -> None:
@@ -191,5 +222,6 @@ def explain(array: Array) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "Plan", "evaluate", "explain", "cut",
+__all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "plan_for_node", "Plan", "evaluate",
+           "explain", "cut",
            "MAX_NODES", "MAX_LEAVES"]
