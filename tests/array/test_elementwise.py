@@ -156,9 +156,18 @@ DTYPES = st.sampled_from(["int32", "uint32", "float32", "bool"])
 
 @settings(max_examples=12, deadline=None)
 @given(sa=SHAPES, sb=SHAPES, da=DTYPES, db=DTYPES, seed=st.integers(0, 2**16))
-def test_broadcast_promotion_hypothesis(ref_backend, sa, sb, da, db, seed):
-    """add/multiply/maximum/where over random broadcastable shapes and dtype pairs, on the reference
-    backend (the GPU runs the same programs: test_core's both-backends test)."""
+def test_broadcast_promotion_reference(ref_backend, sa, sb, da, db, seed):
+    _broadcast_promotion(ref_backend, sa, sb, da, db, seed)
+
+
+@settings(max_examples=8, deadline=None)
+@given(sa=SHAPES, sb=SHAPES, da=DTYPES, db=DTYPES, seed=st.integers(0, 2**16))
+def test_broadcast_promotion_gpu(gpu, sa, sb, da, db, seed):
+    _broadcast_promotion(gpu, sa, sb, da, db, seed)
+
+
+def _broadcast_promotion(backend, sa, sb, da, db, seed):
+    """multiply/add/maximum over random broadcastable shapes and dtype pairs (bit-exact)."""
     try:
         shape = np.broadcast_shapes(sa, sb)
     except ValueError:
@@ -166,7 +175,7 @@ def test_broadcast_promotion_hypothesis(ref_backend, sa, sb, da, db, seed):
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 50, sa).astype(da)
     b = rng.integers(0, 50, sb).astype(db)
-    with vyre.use(ref_backend):
+    with vyre.use(backend):
         xa, xb_ = xp.asarray(a), xp.asarray(b)
         if "bool" in (da, db):
             got = np.asarray(xp.maximum(xa, xb_)) if da != "bool" or db != "bool" else None
