@@ -189,3 +189,17 @@ def _broadcast_promotion(backend, sa, sb, da, db, seed):
         want = a.astype(dt) * b.astype(dt) + a.astype(dt)
         assert got.shape == shape and got.dtype == dt
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_F))
+def test_unary_float16(xb, name):
+    """float16: computed in f32, rounded once: within one f16 ulp (rtol 1e-3) of numpy's float64."""
+    if not xb.capabilities().f16:
+        pytest.skip("no shader-f16")
+    ref, (lo, hi) = UNARY_F[name]
+    x = _f(max(lo, -10), min(hi, 10), 200).astype(np.float16)
+    got = np.asarray(getattr(xp, name)(xp.asarray(x)))
+    assert got.dtype == np.float16
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-3, atol=1e-3, err_msg=name)

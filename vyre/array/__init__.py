@@ -8,6 +8,20 @@ and the emitter), _fuse (program generation, cache, evaluation, fusion stats), _
 ops and their IR), _math (IR for the math the IR lacks), _functions (the standard's elementwise functions,
 astype, where, clip), _creation, _views (broadcast_to, reshape, permute_dims), _pipeline
 (``run_pipeline_on``). Gaps: no 64-bit dtypes, no complex (so no conj/real/imag), no DLPack.
+
+Extending (the contract of the function families built on this core):
+
+* a new elementwise op: an IR emitter in ``_expr.OPS[name]`` (``(b, args, arg_dtypes, out_dtype) -> Val``)
+  and a public function calling ``_elementwise.apply(name, [x1, x2], accept=..., out=...)``;
+* a view (expand_dims, squeeze, flip, slicing): ``Array(shape, x.dtype, x.device, Strided(x._node(), shape,
+  offset, strides))`` (see _views.permute_dims), or a new :class:`_expr.View` subclass;
+* a kernel that consumes arrays (reduction, matmul, sort): fuse a pending input with
+  ``e = _expr.Emitter(builder, x._node())`` (its buffers are declared first; ``e.value(i)`` is element i),
+  cache your program by ``("yours", _expr.collect(node).key, ...)``, then ``p = _fuse.plan_for_node(node,
+  x.device)`` (cut-out subtrees), ``p.steps.append((program, [*p.bind(e), *your_handles], grid))``,
+  ``p.run()``: one submission. Inputs you only read: ``x.handle`` (evaluates). Results: ``Array(shape,
+  dtype, device)`` then ``._allocate()`` for its handle (zero-filled);
+* an op-library Pipeline on arrays: ``run_pipeline_on(pipeline, arrays) -> list[Array]``.
 """
 
 from __future__ import annotations
