@@ -49,16 +49,16 @@ def same_device(arrays: Sequence[Any], what: str) -> Any:
     return dev
 
 
-_f16_cache: dict[int, bool] = {}
+_f16_cache: dict[int, tuple[Any, bool]] = {}
 
 
 def check_dtype_on(backend: Any, dtype: np.dtype) -> None:
     """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
     if dtype != np.float16:
         return
-    key = id(backend)
-    if key not in _f16_cache:
-        _f16_cache[key] = bool(backend.capabilities().f16)
-    if not _f16_cache[key]:
+    hit = _f16_cache.get(id(backend))
+    if hit is None or hit[0] is not backend:
+        hit = _f16_cache[id(backend)] = (backend, bool(backend.capabilities().f16))
+    if not hit[1]:
         raise UnsupportedDTypeError(f"float16 arrays need the shader-f16 feature, which {backend!r} lacks",
                                     fix="use float32, or an adapter with shader-f16 (VYRE_ADAPTER)")

@@ -55,6 +55,33 @@ def _bump(name: str, n: int = 1) -> None:
         _stats[name] += n
 
 
+_PARAMS_CACHE = 64
+_params: dict[int, tuple[Any, OrderedDict[bytes, Any]]] = {}
+
+
+def params_handle(backend: Any, words: np.ndarray) -> Any:
+    """A resident buffer holding ``words`` (scalar parameters), shared by evaluations with the same values
+    (a per-backend LRU of 64): a loop repeating ``x * 2 + 1`` uploads its scalars once. Never free it."""
+    key = words.tobytes()
+    with _lock:
+        entry = _params.get(id(backend))
+        if entry is None or entry[0] is not backend:
+            entry = _params[id(backend)] = (backend, OrderedDict())
+        cache = entry[1]
+        h = cache.get(key)
+        if h is not None:
+            cache.move_to_end(key)
+            return h
+    h = backend.allocate_resident(max(4, words.nbytes))
+    backend.upload_resident(h, words)
+    with _lock:
+        cache[key] = h
+        old = cache.popitem(last=False)[1] if len(cache) > _PARAMS_CACHE else None
+    if old is not None:
+        backend.free_resident(old)  # WebGPU keeps a destroyed buffer alive for work already submitted
+    return h
+
+
 def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
     """The program computing ``node`` into an ``out`` buffer (one invocation per element, grid from
     ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
@@ -102,7 +129,7 @@ def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
 @dataclass
 class Plan:
     """Resident steps materialising pending arrays, then any steps a caller appends; ``run`` submits them
-    all at once and marks the arrays materialised. Params buffers are freed after the submission."""
+    all at once and marks the arrays materialised; ``temps`` (handles a caller adds) are freed after it."""
 
     backend: Any
     steps: list = field(default_factory=list)
@@ -111,27 +138,25 @@ class Plan:
 
     def bind(self, emitter: Emitter) -> list[Any]:
         """The handles for the buffers ``emitter`` declared (its leaves, then its parameter buffer, which
-        this plan allocates, uploads and frees after the run): put them in a step in that order."""
+        from :func:`params_handle`): put them in a step in that order."""
         handles = emitter.handles()
         if emitter.has_params:
-            words = emitter.params_words
-            ph = self.backend.allocate_resident(max(4, words.nbytes))
-            self.backend.upload_resident(ph, words)
-            self.temps.append(ph)
-            handles.append(ph)
+            handles.append(params_handle(self.backend, emitter.params_words))
         return handles
 
     def run(self, read: list | None = None) -> list[np.ndarray]:
         got: list[np.ndarray] = []
-        if self.steps:
-            got = self.backend.dispatch_resident_sequence(self.steps, read)
-            _bump("submissions")
-            _bump("kernels_dispatched", len(self.steps))
-        for a, h in self.done:
-            a._commit(h)
-        for h in self.temps:
-            self.backend.free_resident(h)
-        self.done, self.steps, self.temps = [], [], []
+        try:
+            if self.steps:
+                got = self.backend.dispatch_resident_sequence(self.steps, read)
+                _bump("submissions")
+                _bump("kernels_dispatched", len(self.steps))
+            for a, h in self.done:  # only after success: on failure the arrays stay pending
+                a._commit(h)
+        finally:
+            for h in self.temps:
+                self.backend.free_resident(h)
+            self.done, self.steps, self.temps = [], [], []
         return got
 
 
@@ -176,10 +201,7 @@ def plan(arrays: list[Array], backend: Any = None) -> Plan:
         prog, leaves, words = program_for(a._expr)
         handles = [leaf.handle() for leaf in leaves]
         if words is not None:
-            ph = be.allocate_resident(max(4, words.nbytes))
-            be.upload_resident(ph, words)
-            p.temps.append(ph)
-            handles.append(ph)
+            handles.append(params_handle(be, words))
         p.steps.append((prog, [*handles, out]))
     return p
 
