@@ -4,8 +4,11 @@ vyre: the op's pipeline on resident buffers (twiddle table, then one workgroup-m
 n <= 2048 or the two four-step passes above), device time per launch; the result is checked in
 full against numpy's float64 FFT with the op's tolerance. Baseline: torch ``torch.fft.fft``
 (cuFFT) on the same data, CUDA events. Issue 15's target: 2^20 points x 16 at >= 0.5x torch.
-Measured on the H200 (2026-11-30): 2^20 x 16 in 0.562 ms vs torch 0.183 ms (0.33x: target not met);
-2^10 x 16384 in 0.213 ms vs 0.069 ms (0.32x). Every pass is about 3x over its memory traffic's time.
+Measured on the H200 (Vulkan, 2026-12-01), ``python -m benches --only fft`` with the register
+passes at 16 points per invocation: 2^20 x 16 in 0.201 ms vs torch 0.183 ms (0.91x, target met);
+2^10 x 16384 in 0.078 ms vs 0.069 ms (0.89x). The same timing at 32 points per invocation (the
+default since): 0.189 ms vs 0.183 ms (0.97x) and 0.075 ms vs 0.069 ms (0.92x). Before (radix-4
+workgroup-memory passes): 0.562 ms (0.33x) and 0.213 ms (0.32x).
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ Inverse transforms conjugate every twiddle; ``scale`` multiplies the result in t
 Buffers are added to the pipeline's dict under ``prefix``; root tables (``rt<m>``, ``pt<n>``) and chirps
 are shared by every use in a pipeline and computed once per run.
 
-Measured on the H200 (Vulkan, 2026-12-01): 2^20 x 16 in 0.201 ms (torch.fft.fft 0.184 ms, 0.92x;
-the radix-4 workgroup-memory passes this replaced took 0.561 ms); 2^10 x 16384 in 0.078 ms (torch
-0.069 ms, 0.89x; was 0.213 ms). Holding 2048 points per workgroup (vec2 exchanges, 16-byte runs)
-took 0.456 ms at 2^20, and 8 points per invocation 0.453 ms.
+Measured on the H200 (Vulkan, 2026-12-01, one run with torch): 2^20 x 16 in 0.189 ms (torch.fft.fft
+0.183 ms, 0.97x; the radix-4 workgroup-memory passes this replaced took 0.561 ms); 2^10 x 16384 in
+0.075 ms (torch 0.069 ms, 0.92x; was 0.213 ms). 16 points per invocation: 0.201 and 0.078 ms;
+2048 points per workgroup (vec2 exchanges, 16-byte runs): 0.456 ms at 2^20.
 """
 
 from __future__ import annotations

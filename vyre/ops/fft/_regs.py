@@ -1,6 +1,6 @@
-"""One pass of batched power-of-two FFTs held in registers (Stockham radix-16/8/4/2 stages).
+"""One pass of batched power-of-two FFTs held in registers (Stockham radix-32/16/8/4/2 stages).
 
-A workgroup transforms ``rows`` FFTs of length m; each invocation holds ``P`` points (16, or m
+A workgroup transforms ``rows`` FFTs of length m; each invocation holds ``P`` points (32, or m
 when smaller) in registers, so an FFT has ``T = m / P`` invocations. Stage s of radix R (the
 radices multiply to m, each divides P) is the Stockham step of "High performance discrete
 Fourier transforms on graphics processors" (Govindaraju et al. 2008): butterfly j < m / R reads
@@ -9,11 +9,12 @@ earlier radices; an accurate root table ``rt[L + e] = w_L^e``), does an R-point 
 and writes point r to ``(j / Ns) Ns R + j % Ns + r Ns``. Invocation t of an FFT owns points
 ``t + T s``: the first stage reads them straight from global memory and the last one writes its
 outputs to the same positions, so only the exchanges between stages go through workgroup memory
-(two for m = 1024: radices 16, 16, 4), one barrier pair each, where the radix-4 tile pass
-needed one per two radix-2 stages.
+(one for m = 1024: radices 32, 32), where the radix-4 pass this replaced had a barrier per two
+radix-2 stages.
 
 Workgroup memory holds ``rows * m`` values: ``vec2<f32>`` up to 2048 points (16 KiB, the portable
-limit) or, up to 4096, real parts then imaginary parts through one f32 array (two rounds). FFT f
+limit) or, up to 4096, real parts then imaginary parts through one f32 array (two rounds; more
+rounds for 8 columns of 1024, 64-byte runs, measured 30% slower on the H200). FFT f
 reads element j at ``(f / G) N + (f % G) gs + j js`` and writes likewise (``Side``); when
 either side interleaves columns (gs = 1), the column is the fast invocation index, so global
 accesses come in runs of ``rows`` values (32 bytes for 4 columns) instead of one. ``post``
@@ -33,7 +34,7 @@ from ._twiddle import WG, unit_root
 C2 = "vec2<f32>"
 THREADS = 256  # invocations per workgroup: the portable limit
 WORDS = 4096  # f32 words of workgroup memory (16 KiB, the portable limit)
-POINTS = 16  # points per invocation
+POINTS = 32  # points per invocation (measured on the H200: 16 per invocation was 6% slower)
 TILE = 2048  # the longest FFT one pass does in the plans (``_plan`` splits longer ones in two)
 
 
@@ -57,17 +58,17 @@ def points(m: int) -> int:
     return min(POINTS, m)
 
 
-def rows_for(m: int, ffts: int, max_points: int = WORDS) -> int:
+def rows_for(m: int, ffts: int) -> int:
     """FFTs per workgroup: the most (a power of two) that fit the threads, workgroup memory and ffts."""
     per = m // points(m)
     rows = 1
-    while rows * 2 * m <= max_points and rows * 2 * per <= THREADS and rows < ffts:
+    while rows * 2 * m <= WORDS and rows * 2 * per <= THREADS and rows < ffts:
         rows *= 2
     return rows
 
 
-def grid(m: int, ffts: int, max_points: int = WORDS) -> tuple[int, int, int]:
-    return (-(-ffts // rows_for(m, ffts, max_points)), 1, 1)
+def grid(m: int, ffts: int) -> tuple[int, int, int]:
+    return (-(-ffts // rows_for(m, ffts)), 1, 1)
 
 
 def _const_twiddle(b: ProgramBuilder, v: Val, k: int, n: int, inverse: bool) -> Val:
@@ -112,13 +113,13 @@ def swizzle(a: Val, vec: bool) -> Val:
 
 
 def regs_program(m: int, ffts: int, groups: int, stride: int, src: Side, dst: Side, *, inverse: bool,
-                 post: int = 0, scale: float = 1.0, max_points: int = WORDS) -> Program:
+                 post: int = 0, scale: float = 1.0) -> Program:
     """The pass of the module doc over ``ffts`` FFTs of length m. Buffers: x, rt (``roots_program(m)``),
     [pt (``post_program(post)``) when post], y."""
     assert m >= 2 and m & (m - 1) == 0 and m <= WORDS, m
     p = points(m)
     per = m // p
-    rows = rows_for(m, ffts, max_points)
+    rows = rows_for(m, ffts)
     pts = rows * m
     vec = pts <= WORDS // 2
     cfast = src.gs == 1 and rows > 1 or dst.gs == 1 and rows > 1
@@ -179,7 +180,7 @@ def regs_program(m: int, ffts: int, groups: int, stride: int, src: Side, dst: Si
                 sh[a] = val
             b.barrier()
             v = [b.let(sh[a]) for a in reads]
-        else:
+        else:  # through one f32 array: real parts, then imaginary parts
             for a, val in writes:
                 sh[a] = val.x
             b.barrier()
