@@ -60,6 +60,14 @@ def test_dtype_errors(xb):
         xp.asarray([2**40])
     with pytest.raises(UnsupportedDTypeError, match="out of range"):
         xp.asarray(np.zeros(3, np.uint32)) + (-1)
+    with pytest.raises(UnsupportedDTypeError, match="out of range"):
+        xp.asarray(np.zeros(3, np.int32)) * 2**31
+    i = xp.asarray(np.arange(3, dtype=np.int32))
+    assert (i * 0.5).dtype == xp.float32 and (i + 1).dtype == xp.int32
+    np.testing.assert_array_equal(np.asarray(i * 0.5), [0, 0.5, 1])
+    assert (xp.asarray([True, False]) + 2).dtype == xp.int32
+    with pytest.raises(UnsupportedDTypeError):
+        i & 1.5
     if not xb.capabilities().f16:
         with pytest.raises(UnsupportedDTypeError, match="shader-f16"):
             xp.zeros(3, dtype=xp.float16)

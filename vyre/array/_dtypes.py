@@ -8,7 +8,8 @@ those dtypes is refused (never narrowed silently).
 Promotion follows the standard within a kind (int32 + uint32 has no common type there: vyre picks int32,
 wrapping, like the IR's integer arithmetic). Mixed kinds are implementation-defined; vyre's choices:
 bool + number -> the number's dtype; integer + float -> the float dtype (float16 + int32 -> float16, as
-numpy does not; documented in docs/arrays.md).
+numpy does not). Python scalars take the array's dtype (range-checked: out of range raises); a Python float
+with an integer or bool array gives float32, a Python int with a bool array int32.
 """
 
 from __future__ import annotations

@@ -55,6 +55,12 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
         raise DispatchError(f"{name}: needs at least one array", fix="wrap one operand with asarray")
     dev = same_device(arrays, name)
     dt = D.result_type(*[a.dtype for a in arrays])
+    # Python scalars of a higher kind (implementation-defined in the standard): a float with integer or
+    # bool arrays gives float32, an int with bool arrays int32 (numpy would widen to 64 bits)
+    if dt.kind != "f" and any(isinstance(a, float) for a in args) and "f" in accept:
+        dt = D.float32
+    elif dt == D.bool and any(_is_scalar(a) and not isinstance(a, bool) for a in args) and "i" in accept:
+        dt = D.int32
     if float_only and dt.kind != "f":
         dt = D.float32
     if dt.kind not in accept:
