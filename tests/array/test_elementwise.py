@@ -203,3 +203,21 @@ def test_unary_float16(xb, name):
     with np.errstate(all="ignore"):
         want = ref(x.astype(np.float64))
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-3, atol=1e-3, err_msg=name)
+
+
+def test_special_cases(xb):
+    """Some of the standard's special cases (NaN propagation, signed zeros, infinities) where numpy agrees."""
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    x = np.float32([nan, 1.0, -0.0, inf, -inf, 2.0, 0.0])
+    y = np.float32([1.0, nan, 0.0, 1.0, inf, 0.0, -3.0])
+    ax, ay = xp.asarray(x), xp.asarray(y)
+    for name, fn in [("maximum", np.maximum), ("minimum", np.minimum), ("equal", np.equal),
+                     ("not_equal", np.not_equal), ("less", np.less), ("greater_equal", np.greater_equal),
+                     ("copysign", np.copysign), ("hypot", np.hypot), ("atan2", np.arctan2)]:
+        with np.errstate(all="ignore"):
+            want = fn(x, y)
+        np.testing.assert_allclose(np.asarray(getattr(xp, name)(ax, ay)), want, rtol=4e-6, err_msg=name)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(ax / ay)[5:], (x / y)[5:])
+        np.testing.assert_array_equal(np.signbit(np.asarray(xp.remainder(ax, ay))[6:]), [True])
+    np.testing.assert_array_equal(np.asarray(xp.sign(ax)), np.sign(x))
