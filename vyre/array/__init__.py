@@ -26,6 +26,8 @@ Extending (the contract of the function families built on this core):
 
 from __future__ import annotations
 
+# the function families (each module's __all__; one import line per family)
+from . import _indexing, _linalg, _manip, _search, _stats
 from ._array import Array
 from ._creation import (
                         arange,
@@ -46,7 +48,12 @@ from ._dtypes import bool, can_cast, finfo, float16, float32, iinfo, int32, isdt
 from ._functions import *  # noqa: F403 - the standard's elementwise functions
 from ._functions import __all__ as _elementwise_all
 from ._fuse import evaluate, fusion_stats, reset_fusion_stats
+from ._indexing import *  # noqa: F403
+from ._linalg import *  # noqa: F403
+from ._manip import *  # noqa: F403
 from ._pipeline import run_pipeline_on
+from ._search import *  # noqa: F403
+from ._stats import *  # noqa: F403
 from ._views import broadcast_to, permute_dims, reshape
 
 __array_api_version__ = "2024.12"
@@ -61,4 +68,5 @@ __all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray"
            "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "bool",
            "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
            *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
-           "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis"]
+           "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
+           *_indexing.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__]

@@ -222,6 +222,66 @@ class Array:
 
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
+    # ---- delegated to the function families (imported on use: each family is its own module) ----
+    def __matmul__(self, o: Any) -> Array:
+        from ._linalg import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Array:
+        from ._linalg import matmul
+        return matmul(o, self)
+
+    def __getitem__(self, key: Any) -> Array:
+        from ._indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from ._indexing import setitem
+        setitem(self, key, value)
+
+    @property
+    def wgpu_buffer(self) -> Any:
+        """The ``wgpu.GPUBuffer`` holding this array's data (evaluated first), for other WebGPU code."""
+        from ._interop import wgpu_buffer
+        return wgpu_buffer(self)
+
+    # numpy-style methods (not in the standard, which has functions only): the same functions
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Array:
+        from ._stats import sum as f
+        return f(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Array:
+        from ._stats import prod
+        return prod(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
+        from ._stats import min as f
+        return f(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
+        from ._stats import max as f
+        return f(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Array:
+        from ._stats import mean
+        return mean(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Array:
+        from ._search import argmax
+        return argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Array:
+        from ._search import argmin
+        return argmin(self, axis=axis, keepdims=keepdims)
+
+    def reshape(self, *shape: Any) -> Array:
+        from ._views import reshape
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+    def astype(self, dtype: Any, copy: bool = True) -> Array:
+        from ._functions import astype
+        return astype(self, dtype, copy=copy)
+
     def _inplace(self, result: Array) -> Array:
         # The standard: in-place operators keep the dtype and shape. The result is materialised into its
         # own buffer, which this array then owns; expressions still pending on the old values keep the
