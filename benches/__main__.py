@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "transfer", "latency", "sequence", "compile", "scaling")
+FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "transfer", "latency", "sequence", "compile", "scaling",
+            "arrays")
 
 
 def _names(text: str | None) -> list[str]:

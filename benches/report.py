@@ -48,6 +48,16 @@ TARGETS: list[dict[str, Any]] = [
     {"id": "search", "label": "similarity search 2^20 x 128, 1024 queries, k=10 (ip)", "metric": "search.ip",
      "pick": "largest", "kind": "ratio", "baseline": "torch", "min": 0.5,
      "requirement": ">= 0.5x torch matmul + topk"},
+    # issue 11: device arrays, synchronized wall time per evaluation (benches/arrays.py)
+    {"id": "arrays_chain", "label": "arrays: (a * 2 + b) * c - 1, f32 2^26", "metric": "arrays.fused_chain",
+     "pick": {"n": 1 << 26}, "kind": "ratio", "baseline": "torch", "min": 1.5, "requirement": ">= 1.5x torch eager"},
+    {"id": "arrays_sum", "label": "arrays: (a * b).sum(), f32 2^26", "metric": "arrays.fused_sum",
+     "pick": {"n": 1 << 26}, "kind": "ratio", "baseline": "torch", "min": 1.3, "requirement": ">= 1.3x torch eager"},
+    {"id": "arrays_small", "label": "arrays: 10 ops on 1024 elements + download", "metric": "arrays.small_chain",
+     "pick": "largest", "kind": "ratio", "baseline": "torch", "min": 1.0,
+     "requirement": ">= 1.0x torch eager + .cpu()"},
+    {"id": "arrays_matmul", "label": "arrays: a @ b f32 4096^2", "metric": "arrays.matmul", "pick": {"n": 4096},
+     "kind": "ratio", "baseline": "vyre_ops", "min": 0.95, "requirement": ">= 0.95x the vyre.ops matmul (within 5%)"},
 ]
 
 
@@ -159,10 +169,15 @@ TITLES = {
     "scaling.elementwise": "Scaling: elementwise (zip.add f32)",
     "scaling.reduce": "Scaling: full reduction (reduce.sum f32)",
     "scaling.matmul": "Scaling: f32 matmul n×n×n",
+    "arrays.fused_chain": "Arrays: (a * 2 + b) * c - 1 (synchronized wall time per evaluation)",
+    "arrays.fused_sum": "Arrays: (a * b).sum() (synchronized wall time per evaluation)",
+    "arrays.small_chain": "Arrays: 10 elementwise ops on 1024 elements, then a download",
+    "arrays.matmul": "Arrays: a @ b vs the vyre.ops matmul (synchronized wall time)",
 }
 
 BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw_wgpu": "raw wgpu-py",
-                  "raw_wgpu_one_pass": "raw wgpu-py, one pass", "raw_wgpu_cwb": "raw compute_with_buffers"}
+                  "raw_wgpu_one_pass": "raw wgpu-py, one pass", "raw_wgpu_cwb": "raw compute_with_buffers",
+                  "vyre_ops": "vyre.ops (resident)"}
 
 
 def _cell(b: dict, unit: str) -> str:

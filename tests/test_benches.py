@@ -116,10 +116,40 @@ def test_targets_pass_fail_and_na():
         _rec("matmul.f32", 25, unit="TFLOP/s", n=2048),
         {**_rec("fft.gflops", 900, unit="GFLOP/s", baselines=torch(0.4)), "params": {"n": 1 << 20, "batch": 16}},
         _rec("search.ip", 14.0, unit="ms", n=1 << 20, baselines=torch(1.3)),
+        _rec("arrays.fused_chain", 1.0, unit="ms", n=1 << 26, baselines=torch(2.0)),
+        _rec("arrays.fused_sum", 1.0, unit="ms", n=1 << 26, baselines=torch(1.2)),
+        _rec("arrays.matmul", 1.0, unit="ms", n=4096,
+             baselines={"vyre_ops": {"available": True, "value": 1.0, "ratio": 0.96}}),
     ]}
     got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
     assert got == {"elementwise": "pass", "reduce": "n.a.", "upload": "fail", "readback": "pass", "sequence": "pass",
-                   "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a.", "fft": "fail", "search": "pass"}
+                   "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a.", "fft": "fail", "search": "pass",
+                   "arrays_chain": "pass", "arrays_sum": "fail", "arrays_small": "n.a.", "arrays_matmul": "pass"}
+
+
+def test_arrays_family_quick(gpu, tmp_path):
+    """benches/arrays.py --quick runs on this adapter, its results check out, and its four targets are
+    evaluated (n.a. without torch; the matmul row's vyre.ops baseline is always there)."""
+    out = tmp_path / "arrays.json"
+    env = child_env(XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
+    r = subprocess.run([sys.executable, "-m", "benches", "--quick", "--only", "arrays", "--json", str(out),
+                        "--no-baselines", "torch,cupy", "--reps", "1"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["failures"] == []
+    recs = {rec["metric"]: rec for rec in doc["results"]}
+    assert set(recs) == {"arrays.fused_chain", "arrays.fused_sum", "arrays.small_chain", "arrays.matmul"}
+    for rec in recs.values():
+        assert rec["available"] and rec["check"]["ok"], rec
+        _check_outcome(rec, baseline=False)
+        assert not rec["baselines"]["torch"]["available"]
+    assert recs["arrays.fused_chain"]["check"]["kernels"] == 1
+    ops = recs["arrays.matmul"]["baselines"]["vyre_ops"]
+    _check_outcome(ops, baseline=True)
+    ids = {t["id"]: t["status"] for t in doc["targets"]}
+    assert ids["arrays_chain"] == ids["arrays_sum"] == ids["arrays_small"] == "n.a."
+    assert ids["arrays_matmul"] == "n.a."  # quick size is 256, the target is at 4096
 
 
 def test_progress_bar_only_on_a_terminal():
