@@ -1,0 +1,255 @@
+"""The generated reduction kernels of vyre.array's statistical functions: a pending elementwise tree is
+fused into the reduction's load, so ``(a * b).sum()`` reads ``a`` and ``b`` once and writes no product.
+
+Layout: the reduced axes are moved last by a transposing :class:`~vyre.array._expr.Strided` view fused into
+the load (no view when they already are last), so the input reads as M = prod(kept) rows of
+L = prod(reduced) elements, row-major, output m being row m (the kept axes in their order).
+
+Two kernels, chosen by (M, L):
+
+* ``tree`` (L >= TREE_MIN and M <= MAX_GRID_Y): a workgroup of WG lanes per (row, block), grid
+  (blocks, M). Lane t of block k folds positions k*WG + t, then every blocks*WG further (a grid-stride
+  loop: coalesced, the lanes of a row are adjacent invocations), then a tree over the lanes in workgroup
+  memory (sequential addressing, a barrier per level). With blocks > 1 a second pass of the same kernel
+  reduces the (M, blocks) partials. ``blocks`` keeps one pass to ~MAX_WORKGROUPS workgroups.
+* ``rows`` (short rows or many of them): one invocation per output, a serial loop over its row.
+
+Accumulation: float16 and float32 accumulate in f32 (float16 results are rounded once at the end); int32
+and uint32 wrap (bit-exact with numpy's wrapping int32/uint32 arithmetic). min/max propagate NaN (tested on
+the bits, see _math.isnan). :func:`depth` is the longest chain of f32 roundings from an element to its
+result, the tolerance budget of float sums: |sum - exact| <= (depth + 1) * eps * sum|x|.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.builder import ProgramBuilder
+from ..ir.program import Program
+from ..ir.values import Val
+from . import _math as M
+from ._array import Array
+from ._dtypes import ir_type
+from ._expr import Emitter, Node, Strided, collect, strides_of
+from ._fuse import _bump, plan_for_node
+
+WG = 256  # lanes per workgroup
+TREE_MIN = 256  # rows at least this long use the tree kernel
+MAX_GRID_Y = 65535  # workgroups along one grid axis (WebGPU's default limit)
+MAX_WORKGROUPS = 2048  # workgroups one tree pass aims at
+ITEMS = 32  # elements per lane before a tree pass adds blocks
+
+_lock = threading.Lock()
+_programs: OrderedDict[tuple, Program] = OrderedDict()
+_CACHE = 256
+
+_F32_IDENT = {"sum": -0.0, "prod": 1.0, "min": math.inf, "max": -math.inf}
+_INT_IDENT = {"i32": {"sum": 0, "prod": 1, "min": 2**31 - 1, "max": -(2**31)},
+              "u32": {"sum": 0, "prod": 1, "min": 2**32 - 1, "max": 0}}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What to compute: ``op`` (sum, prod, min, max) accumulating in ``acc`` (f32, i32, u32), the result
+    dtype ``out`` (numpy), and ``divide`` (the result is divided by it, in f32: mean's N; 0 = not)."""
+
+    op: str
+    acc: str
+    out: np.dtype
+    divide: float = 0.0
+
+    def identity(self, b: ProgramBuilder) -> Val:
+        if self.acc == "f32":
+            return b.lit(_F32_IDENT[self.op], "f32")
+        return b.lit(_INT_IDENT[self.acc][self.op], self.acc)
+
+    def combine(self, b: ProgramBuilder, x: Val, y: Val) -> Val:
+        if self.op == "sum":
+            return x + y
+        if self.op == "prod":
+            return x * y
+        r = b.min(x, y) if self.op == "min" else b.max(x, y)
+        if self.acc != "f32":
+            return r
+        return b.select(M.isnan(b, x) | M.isnan(b, y), x + y, r)  # x + y is NaN: propagate it
+
+    def finish(self, b: ProgramBuilder, v: Val) -> Val:
+        if self.divide:
+            v = v / b.lit(float(self.divide), "f32")
+        t = ir_type(self.out).value
+        return v if t == self.acc else v.cast(t)
+
+
+def load(b: ProgramBuilder, v: Val, src: np.dtype, acc: str) -> Val:
+    """Element ``v`` (of dtype ``src``) as an accumulator value (bool counts as 0/1)."""
+    if src.kind == "b":
+        return b.select(v, b.lit(1, acc), b.lit(0, acc))
+    return v if ir_type(src).value == acc else v.cast(acc)
+
+
+def rows_view(node: Node, axes: tuple[int, ...]) -> Node:
+    """``node`` with the reduced ``axes`` (sorted) moved last: a fused transposing view, or ``node``."""
+    nd = len(node.shape)
+    kept = [d for d in range(nd) if d not in axes]
+    perm = kept + list(axes)
+    if perm == list(range(nd)):
+        return node
+    src = strides_of(node.shape)
+    shape = tuple(node.shape[d] for d in perm)
+    return Strided(node, shape, 0, tuple(src[d] for d in perm))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One reduction's geometry: M rows of L elements; ``blocks`` workgroups per row (tree kernel)."""
+
+    rows: int
+    length: int
+
+    @property
+    def tree(self) -> bool:
+        return self.length >= TREE_MIN and self.rows <= MAX_GRID_Y
+
+    @property
+    def blocks(self) -> int:
+        if not self.tree:
+            return 1
+        want = -(-self.length // (WG * ITEMS))
+        return max(1, min(want, MAX_WORKGROUPS // self.rows, WG * ITEMS))
+
+
+def depth(rows: int, length: int) -> int:
+    """Longest chain of f32 roundings from an element to its result (the float tolerance budget)."""
+    s = Shape(rows, length)
+    if not s.tree:
+        return length
+    levels = int(math.log2(WG))
+    first = -(-length // (WG * s.blocks)) + levels
+    return first + (-(-s.blocks // WG) + levels if s.blocks > 1 else 0)
+
+
+def _cached(key: tuple, build: Callable[[], Program]) -> Program:
+    with _lock:
+        prog = _programs.get(key)
+        if prog is not None:
+            _programs.move_to_end(key)
+            return prog
+    prog = build()
+    _bump("kernels_built")
+    with _lock:
+        _programs[key] = prog
+        while len(_programs) > _CACHE:
+            _programs.popitem(last=False)
+    return prog
+
+
+def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], row: Val, length: int,
+               blocks: int) -> Val:
+    """The workgroup's folded value of row ``row`` (valid in lane 0): grid-stride loop, then the tree."""
+    t, blk = b.local_index(), b.workgroup_id(0)
+    acc = b.var(red.acc, red.identity(b), name="acc")
+    base = b.let(row * length, "base")
+    with b.for_range(blk * WG + t, length, step=blocks * WG, name="r") as r:
+        acc.set(red.combine(b, acc, read(base + r)))
+    tile = b.workgroup_array("tile", red.acc, WG)
+    tile[t] = acc
+    b.barrier()
+    s = WG // 2
+    while s >= 1:  # unrolled at build time; the barrier is reached by every lane
+        with b.if_(t < s):
+            tile[t] = red.combine(b, tile[t], tile[t + s])
+        b.barrier()
+        s //= 2
+    return tile[0]
+
+
+def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> tuple[Program, Emitter]:
+    """The pass that reads the fused input (tree or rows kernel); the Emitter binds its inputs."""
+    holder: dict[str, Emitter] = {}
+
+    def build() -> Program:
+        b = ProgramBuilder(f"array_{red.op}_{'tree' if shape.tree else 'rows'}", WG)
+        e = holder["e"] = Emitter(b, node)
+        src = node.dtype
+
+        def read(i: Val) -> Val:
+            return load(b, e.value(i), src, red.acc)
+
+        if shape.tree:
+            final = shape.blocks == 1
+            out = (b.buffer("out", ir_type(red.out), "write", count=shape.rows) if final
+                   else b.buffer("part", red.acc, "write", count=shape.rows * shape.blocks))
+            row = b.workgroup_id(1)
+            v = _tree_fold(b, red, read, row, shape.length, shape.blocks)
+            with b.if_(b.local_index() == 0):
+                if final:
+                    out[row] = red.finish(b, v)
+                else:
+                    out[row * shape.blocks + b.workgroup_id(0)] = v
+        else:
+            out = b.buffer("out", ir_type(red.out), "write", count=max(1, shape.rows))
+            b.set_grid_from(out)
+            i = b.global_index()
+            with b.if_(i < shape.rows):
+                acc = b.var(red.acc, red.identity(b), name="acc")
+                base = b.let(i * shape.length, "base")
+                with b.for_range(0, shape.length, name="r") as r:
+                    acc.set(red.combine(b, acc, read(base + r)))
+                out[i] = red.finish(b, acc)
+        return b.build()
+
+    prog = _cached(key, build)
+    # the Emitter declares buffers in a builder; a cache hit needs one only for its bindings
+    e = holder.get("e") or Emitter(ProgramBuilder("bind_only", WG), node)
+    return prog, e
+
+
+def _partials_program(red: Reduction, shape: Shape) -> Program:
+    def build() -> Program:
+        b = ProgramBuilder(f"array_{red.op}_partials", WG)
+        part = b.buffer("part", red.acc, "read", count=shape.rows * shape.blocks)
+        out = b.buffer("out", ir_type(red.out), "write", count=shape.rows)
+        row = b.workgroup_id(1)
+        v = _tree_fold(b, red, lambda i: part[i], row, shape.blocks, 1)
+        with b.if_(b.local_index() == 0):
+            out[row] = red.finish(b, v)
+        return b.build()
+
+    return _cached(("stats_partials", red, shape.rows, shape.blocks), build)
+
+
+def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tuple[int, ...],
+                device: object) -> Array:
+    """Reduce ``node`` (a pending tree or a leaf) over ``axes`` (sorted, distinct, non-empty reduction
+    length) into a new materialised Array of ``out_shape``: one submission, the tree fused in pass 1."""
+    view = rows_view(node, axes)
+    rows = math.prod(node.shape[d] for d in range(len(node.shape)) if d not in axes)
+    shape = Shape(rows, math.prod(node.shape[d] for d in axes))
+    res = Array(out_shape, red.out, device)
+    out = res._allocate()
+    if rows == 0:
+        return res
+    key = ("stats", red, shape.rows, shape.length, collect(view).key)
+    prog, e = _first_program(red, view, shape, key)
+    p = plan_for_node(view, device)
+    if not shape.tree:
+        p.steps.append((prog, [*p.bind(e), out]))
+    elif shape.blocks == 1:
+        p.steps.append((prog, [*p.bind(e), out], (1, shape.rows, 1)))
+    else:
+        be = device
+        part = be.allocate_resident(4 * shape.rows * shape.blocks)  # type: ignore[attr-defined]
+        p.temps.append(part)
+        p.steps.append((prog, [*p.bind(e), part], (shape.blocks, shape.rows, 1)))
+        p.steps.append((_partials_program(red, shape), [part, out], (1, shape.rows, 1)))
+    p.run()
+    return res
+
+
+__all__ = ["Reduction", "reduce_node", "depth", "rows_view", "load", "WG"]
