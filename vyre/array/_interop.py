@@ -1,6 +1,73 @@
-"""Interop with other WebGPU code: ``arr.wgpu_buffer`` and arrays over buffers of a shared device.
+"""Interop with other WebGPU code: ``arr.wgpu_buffer`` (the ``wgpu.GPUBuffer`` holding an array) and
+:func:`from_wgpu_buffer` (an array from a buffer other code wrote). With ``WgpuBackend.from_device(device)``
+vyre runs on a device another library created, so both sides bind each other's buffers directly.
+
+Usage limits:
+
+* buffers vyre allocates have usage ``STORAGE | UNIFORM | COPY_SRC | COPY_DST``: bindable as storage or
+  uniform buffers and copyable both ways; not ``VERTEX``/``INDEX``/``MAP_READ`` (copy into a buffer of
+  yours for those);
+* the layout is row-major, C order, with vyre's storage types: bool as one u32 word per element, float16
+  packed two per word; the buffer's ``size`` may exceed ``x.nbytes`` (rounded up to vyre's alignment);
+* the buffer belongs to the array: it is valid while the array is alive and is destroyed when it is
+  collected; in-place operators (``x += 1``) give the array a new buffer, so ask again after them;
+* writes made by other code to an array's buffer are seen by vyre (no copy is cached), but arrays are
+  meant to be immutable: expressions recorded earlier read the buffer when they are evaluated;
+* ``from_wgpu_buffer`` copies on the device (one command, no host round trip): later writes to the source
+  buffer do not change the array. The source needs ``COPY_SRC`` and must belong to the backend's device.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..backends.host import storage_nbytes
+from ..errors import DispatchError
+from . import _dtypes as D
+from ._array import Array
+from ._device import check_dtype_on, current_backend
+
+
+def _wgpu_backend(device: Any, what: str) -> Any:
+    from ..backends.wgpu.backend import WgpuBackend
+
+    if not isinstance(device, WgpuBackend):
+        raise DispatchError(f"{what}: the array lives on {device!r}, which has no wgpu buffers",
+                            fix="create the array on a vyre.WgpuBackend (vyre.use(backend) or device=backend)")
+    return device
+
+
+def wgpu_buffer(x: Array, /) -> Any:
+    """The ``wgpu.GPUBuffer`` holding ``x`` (a pending expression is evaluated first). See the module
+    docstring for its usage flags, layout and lifetime."""
+    if not isinstance(x, Array):
+        raise DispatchError(f"wgpu_buffer takes a vyre array, got {type(x).__name__}",
+                            fix="pass an array made by vyre.array (asarray, zeros, ...)")
+    backend = _wgpu_backend(x.device, "wgpu_buffer")
+    from ..backends.wgpu.interop import buffer_of
+    return buffer_of(backend, x.handle)
+
+
+def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, device: Any = None) -> Array:
+    """A new array of ``shape`` and ``dtype`` holding a copy of the first bytes of ``buffer`` (a
+    ``wgpu.GPUBuffer`` of ``device``'s wgpu device, with ``COPY_SRC``; vyre's storage layout: bool as u32
+    words). The copy happens on the device, ordered after work already submitted to its queue."""
+    dt = D.as_dtype(dtype, "from_wgpu_buffer")
+    backend = _wgpu_backend(current_backend(device), "from_wgpu_buffer")
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise DispatchError(f"from_wgpu_buffer: bad shape {shape!r}", fix="give non-negative ints")
+    check_dtype_on(backend, dt)
+    out = Array(dims, dt, backend)
+    n = math.prod(dims)
+    if n == 0:
+        return out
+    h = out._allocate()
+    from ..backends.wgpu.interop import copy_into
+    copy_into(backend, buffer, h, storage_nbytes(D.ir_type(dt), n))
+    return out
+
+
+__all__ = ["wgpu_buffer", "from_wgpu_buffer"]

@@ -90,9 +90,9 @@ class WgpuBackend:
 
     def __init__(self, adapter_index: int | None = None, *, lower: Callable | None = None,
                  pipeline_cache_capacity: int = DEFAULT_CAPACITY, pool_cap_bytes: int = DEFAULT_CAP,
-                 disk_cache: Any = _USE_ENV):
+                 disk_cache: Any = _USE_ENV, _device: Device | None = None):
         self._stats = stats = Stats()
-        self._dev = dev = Device(adapter_index)
+        self._dev = dev = _device if _device is not None else Device(adapter_index)
         contract = lowering_contract(lower)
         if disk_cache is _USE_ENV:
             disk = DiskCache.from_env(contract, stats) if lower is None else None
@@ -142,6 +142,14 @@ class WgpuBackend:
     def new(cls, adapter_index: int | None = None, **kwargs: Any) -> WgpuBackend:
         """A fresh backend of its own (its own device, caches and pool)."""
         return cls(adapter_index, **kwargs)
+
+    @classmethod
+    def from_device(cls, device: Any, **kwargs: Any) -> WgpuBackend:
+        """A backend over an existing ``wgpu.GPUDevice`` (e.g. pygfx's), shared: never destroyed by vyre
+        (see vyre/backends/wgpu/interop.py for the limits)."""
+        from .interop import SharedDevice, check_device
+        check_device(device)
+        return cls(_device=SharedDevice(device), **kwargs)
 
     @classmethod
     def shared(cls) -> WgpuBackend:
