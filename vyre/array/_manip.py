@@ -1,7 +1,214 @@
-"""Manipulation functions of the standard (expand_dims, squeeze, concat, stack, flip, moveaxis, roll, tile,
-repeat, unstack, broadcast_arrays).
+"""Manipulation functions of the standard (2024.12): expand_dims, squeeze, flip, moveaxis, unstack,
+broadcast_arrays, roll, tile, repeat (lazy views that fuse into their consumers: vyre/array/_manip_views.py),
+concat and stack (one copy kernel, materialised: vyre/array/_manip_concat.py).
+
+``expand_dims`` also takes a tuple of axes (the semantics of the standard's next revision).
+``repeat`` with an array of counts has a data-dependent shape: the counts are downloaded (one round trip),
+then the result is a gather (one kernel).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DispatchError, UnsupportedDTypeError
+from ._array import Array
+from ._elementwise import broadcast_shapes
+from ._manip_concat import concat_arrays
+from ._manip_views import axis_index, axis_view, normalize_axes, normalize_axis, wrap_view
+from ._views import broadcast_to, reshape
+
+
+def _check(x: Any, what: str) -> Array:
+    if not isinstance(x, Array):
+        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                            fix="convert with vyre.array.asarray first")
+    return x
+
+
+def expand_dims(x: Array, /, *, axis: int | tuple[int, ...] = 0) -> Array:
+    """``x`` with a size-1 axis inserted at ``axis`` (an int, or a tuple: positions in the result, in
+    [-M, M) for M = x.ndim + len(axis)); a lazy view."""
+    _check(x, "expand_dims")
+    items = axis if isinstance(axis, tuple) else (axis,)
+    m = x.ndim + len(items)
+    new = set(normalize_axes(items, m, "expand_dims"))
+    dims: list[tuple[int | None, int]] = []
+    shape, k = [], 0
+    for d in range(m):
+        if d in new:
+            dims.append((None, 1))
+            shape.append(1)
+        else:
+            dims.append((k, 1))
+            shape.append(x.shape[k])
+            k += 1
+    return axis_view(x, shape, (0,) * x.ndim, dims)
+
+
+def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    """``x`` without the size-1 axes ``axis`` (an axis of another size raises); a lazy view."""
+    _check(x, "squeeze")
+    axes = set(normalize_axes(axis, x.ndim, "squeeze"))
+    for a in sorted(axes):
+        if x.shape[a] != 1:
+            raise DispatchError(f"squeeze: axis {a} has size {x.shape[a]}, not 1",
+                                fix="squeeze only axes of size 1 (see x.shape)")
+    keep = [k for k in range(x.ndim) if k not in axes]
+    return axis_view(x, [x.shape[k] for k in keep], (0,) * x.ndim, [(k, 1) for k in keep])
+
+
+def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """``x`` with the order of elements reversed along ``axis`` (all axes when None); a lazy view."""
+    _check(x, "flip")
+    axes = set(range(x.ndim) if axis is None else normalize_axes(axis, x.ndim, "flip"))
+    start = [x.shape[k] - 1 if k in axes and x.shape[k] > 0 else 0 for k in range(x.ndim)]
+    return axis_view(x, x.shape, start, [(k, -1 if k in axes else 1) for k in range(x.ndim)])
+
+
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
+    """``x`` with axes ``source`` moved to positions ``destination`` (the others keep their order); a
+    lazy view."""
+    _check(x, "moveaxis")
+    src = normalize_axes(source, x.ndim, "moveaxis")
+    dst = normalize_axes(destination, x.ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise DispatchError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations",
+                            fix="pass as many destinations as sources")
+    order = [k for k in range(x.ndim) if k not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return axis_view(x, [x.shape[k] for k in order], (0,) * x.ndim, [(k, 1) for k in order])
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis``, as a tuple of lazy views."""
+    _check(x, "unstack")
+    if x.ndim == 0:
+        raise DispatchError("unstack: a 0-d array has no axis to split", fix="pass an array of at least 1 dimension")
+    a = normalize_axis(axis, x.ndim, "unstack")
+    keep = [k for k in range(x.ndim) if k != a]
+    shape = [x.shape[k] for k in keep]
+    dims: list[tuple[int | None, int]] = [(k, 1) for k in keep]
+    return tuple(axis_view(x, shape, tuple(j if k == a else 0 for k in range(x.ndim)), dims)
+                 for j in range(x.shape[a]))
+
+
+def broadcast_arrays(*arrays: Array) -> list[Array]:
+    """The arrays broadcast to their common shape (lazy views)."""
+    for a in arrays:
+        _check(a, "broadcast_arrays")
+    if not arrays:
+        return []
+    shape = broadcast_shapes(*[a.shape for a in arrays])
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """``x`` with its elements shifted by ``shift`` along ``axis`` (cyclically; the flattened array when
+    None; an axis named twice adds its shifts); a lazy view."""
+    _check(x, "roll")
+    if axis is None:
+        if isinstance(shift, tuple):
+            raise DispatchError("roll: a tuple shift needs a tuple axis", fix="pass axis=(...) of the same length")
+        flat = reshape(x, (-1,))
+        return reshape(roll(flat, shift, axis=0), x.shape)
+    shifts = shift if isinstance(shift, tuple) else (shift,)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(shifts) != len(axes):
+        raise DispatchError(f"roll: {len(shifts)} shift(s) for {len(axes)} axis/axes",
+                            fix="pass one shift per axis (an int shift with an int axis)")
+    add = [0] * x.ndim
+    for s, a in zip(shifts, axes):
+        k = normalize_axis(a, x.ndim, "roll")
+        add[k] -= axis_index(s, "roll shift")
+    add = [(v % x.shape[k]) if x.shape[k] else 0 for k, v in enumerate(add)]
+    return wrap_view(x, x.shape, (1,) * x.ndim, add)
+
+
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    """``x`` repeated ``repetitions[k]`` times along each axis (missing leading axes of either side count
+    as 1); a lazy view."""
+    _check(x, "tile")
+    if not isinstance(repetitions, (tuple, list)):
+        raise DispatchError("tile: repetitions must be a tuple of ints", fix="e.g. tile(x, (2, 3))")
+    reps = [axis_index(r, "tile repetitions") for r in repetitions]
+    if any(r < 0 for r in reps):
+        raise DispatchError(f"tile: negative repetitions {reps}", fix="pass repetitions >= 0")
+    nd = max(len(reps), x.ndim)
+    reps = [1] * (nd - len(reps)) + reps
+    if x.ndim < nd:
+        x = reshape(x, (1,) * (nd - x.ndim) + x.shape)
+    shape = tuple(n * r for n, r in zip(x.shape, reps))
+    if 0 in shape:
+        return _empty(x, shape)
+    return wrap_view(x, shape, (1,) * nd, (0,) * nd)
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (the flattened array when None).
+    An int gives a lazy view; an array of counts (length 1 or the axis' length) is downloaded first (the
+    result's shape depends on it) and the result is gathered in one kernel."""
+    _check(x, "repeat")
+    if axis is None:
+        x, ax = reshape(x, (-1,)), 0
+    else:
+        ax = normalize_axis(axis, x.ndim, "repeat")
+    n = x.shape[ax]
+    if isinstance(repeats, Array):
+        if repeats.dtype.kind not in "iu":
+            raise UnsupportedDTypeError(f"repeat: repeats must be an integer array, not {repeats.dtype}",
+                                        fix="astype(int32)")
+        counts = np.asarray(repeats).reshape(-1)
+        if repeats.ndim > 1 or counts.size not in (1, n):
+            raise DispatchError(f"repeat: repeats of shape {list(repeats.shape)} for an axis of {n}",
+                                fix=f"pass an int, or a 1-D array of length 1 or {n}")
+        if counts.size == 1:
+            return repeat(x, int(counts[0]), axis=ax)
+        if (counts < 0).any():
+            raise DispatchError("repeat: negative repeats", fix="pass counts >= 0")
+        from ._creation import asarray
+        from ._indexing import take
+        idx = np.repeat(np.arange(n, dtype=np.int32), counts.astype(np.int64))
+        return take(x, asarray(idx, device=x.device), axis=ax)
+    r = axis_index(repeats, "repeat")
+    if r < 0:
+        raise DispatchError(f"repeat: negative repeats {r}", fix="pass repeats >= 0")
+    shape = x.shape[:ax] + (n * r,) + x.shape[ax + 1:]
+    if 0 in shape:
+        return _empty(x, shape)
+    return wrap_view(x, shape, tuple(r if k == ax else 1 for k in range(x.ndim)), (0,) * x.ndim)
+
+
+def _empty(x: Array, shape: tuple[int, ...]) -> Array:
+    out = Array(shape, x.dtype, x.device)
+    out._allocate()
+    return out
+
+
+def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
+    """The arrays joined along ``axis`` (flattened first when None), in the promoted dtype: one kernel
+    (pending inputs fused in), a materialised result."""
+    if not isinstance(arrays, (tuple, list)):
+        raise DispatchError("concat: arrays must be a tuple or list of arrays", fix="e.g. concat((a, b))")
+    return concat_arrays(list(arrays), axis, "concat")
+
+
+def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
+    """The arrays (all of one shape) joined along a new axis ``axis``: one kernel, materialised."""
+    if not isinstance(arrays, (tuple, list)) or not arrays:
+        raise DispatchError("stack: arrays must be a non-empty tuple or list of arrays", fix="e.g. stack((a, b))")
+    for a in arrays:
+        _check(a, "stack")
+    if any(a.shape != arrays[0].shape for a in arrays):
+        raise DispatchError(f"stack: shapes {[list(a.shape) for a in arrays]} differ",
+                            fix="stack arrays of one shape (see broadcast_arrays)")
+    ax = normalize_axis(axis, arrays[0].ndim + 1, "stack")
+    return concat_arrays([expand_dims(a, axis=ax) for a in arrays], ax, "stack")
+
+
+__all__ = ["expand_dims", "squeeze", "flip", "moveaxis", "unstack", "broadcast_arrays", "roll", "tile", "repeat",
+           "concat", "stack"]

@@ -1,0 +1,208 @@
+"""The kernels behind indexing with data (gather: integer-array indexing, ``take``, ``take_along_axis``)
+and assignment (scatter: ``x[basic key] = value``), plus the helpers the copy kernels share (concat
+uses them too): a program cache, buffer counting and one plan over several fused inputs.
+
+Each kernel fuses its pending inputs (an :class:`~vyre.array._expr.Emitter` per input), so an indexing
+expression over lazy work is one kernel and one submission. Index values are wrapped (negative counts
+from the end) and then clamped into the axis: an out-of-range index array never reads outside the
+source (the standard leaves it unspecified; checking would need a download).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import DispatchError
+from ..ir.builder import ProgramBuilder
+from ..ir.program import Program
+from ..ir.values import Val
+from ._array import Array
+from ._dtypes import ir_type
+from ._expr import Emitter, Leaf, Node, Scalar, Strided, collect, strides_of
+from ._fuse import WORKGROUP, Plan, params_handle, plan
+
+MAX_STORAGE = 8  # storage buffers per shader stage in portable WebGPU
+
+_lock = threading.Lock()
+_cache: OrderedDict[tuple, Program] = OrderedDict()
+_CACHE = 256
+
+
+def cached(key: tuple, build: Callable[[], Program]) -> Program:
+    """The program under ``key`` (built once; an LRU of 256 shared by the indexing and manipulation kernels)."""
+    with _lock:
+        prog = _cache.get(key)
+        if prog is not None:
+            _cache.move_to_end(key)
+            return prog
+    prog = build()
+    with _lock:
+        _cache[key] = prog
+        while len(_cache) > _CACHE:
+            _cache.popitem(last=False)
+    return prog
+
+
+def n_buffers(node: Node) -> int:
+    """Storage buffers an Emitter of ``node`` declares (its leaves, and its parameter buffer)."""
+    c = collect(node)
+    return len(c.leaves) + (1 if c.scalars else 0)
+
+
+def fit(arrays: list[Array], extra: int, what: str) -> list[Array]:
+    """``arrays`` whose fused trees fit in one kernel with ``extra`` more buffers: while they do not,
+    the input using the most buffers is materialised first (its own submission) and read as one buffer."""
+    arrays = list(arrays)
+    while sum(n_buffers(a._node()) for a in arrays) + extra > MAX_STORAGE:
+        k = max(range(len(arrays)), key=lambda k: n_buffers(arrays[k]._node()))
+        if n_buffers(arrays[k]._node()) <= 1:
+            raise DispatchError(f"{what}: {len(arrays)} inputs need more than {MAX_STORAGE} storage buffers "
+                                "in one kernel", fix="index with fewer arrays at once")
+        arrays[k] = _materialised(arrays[k])
+    return arrays
+
+
+def _materialised(a: Array) -> Array:
+    if a.is_lazy:
+        return a.evaluate()
+    # a view of a materialised array: a copy of its own (a lazy copy, evaluated now)
+    from ._functions import astype
+    return astype(a, a.dtype, copy=True).evaluate()
+
+
+def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
+    """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see _fuse.plan_for_node)."""
+    lazy: list[Array] = []
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Leaf):
+            if n.buf is None and n.array._expr is not None:
+                lazy.append(n.array)
+        else:
+            todo.extend(n.children())
+    return plan(lazy, backend)
+
+
+def bind(p: Plan, node: Node) -> list[Any]:
+    """The handles of the buffers an Emitter of ``node`` declared, in order (leaves, then parameters)."""
+    c = collect(node)
+    handles = [leaf.handle() for leaf in c.leaves]
+    if c.scalars:
+        import numpy as np
+        handles.append(params_handle(p.backend, np.array([s.word() for s in c.scalars], dtype=np.uint32)))
+    return handles
+
+
+def grid(count: int) -> tuple[int, int, int]:
+    return (max(1, math.ceil(count / WORKGROUP)), 1, 1)
+
+
+def coord(b: ProgramBuilder, i: Val, shape: tuple[int, ...], d: int) -> Val:
+    """Coordinate ``d`` of row-major index ``i`` in ``shape``."""
+    rest = strides_of(shape)[d]
+    c = i / b.lit(rest, "u32") if rest != 1 else i
+    return c % b.lit(shape[d], "u32") if d > 0 else c
+
+
+def clamp_index(b: ProgramBuilder, v: Val, kind: str, n: int) -> Val:
+    """An index value (i32: negative counts from the end) clamped into [0, n) as u32."""
+    if kind == "i":
+        v = b.let(v)
+        w = b.select(v < 0, v + b.lit(n, "i32"), v)
+        return w.max(b.lit(0, "i32")).min(b.lit(n - 1, "i32")).cast("u32")
+    return v.min(b.lit(n - 1, "u32"))
+
+
+def gather(src: Array, out_shape: tuple[int, ...], spec: Sequence[tuple[str, int]], indices: Sequence[Array]) -> Array:
+    """A new array of ``out_shape``: element at output coordinate ``c`` is ``src`` at the coordinate whose
+    axis ``k`` is ``c[d]`` for ``spec[k] == ("out", d)``, or the value of ``indices[j]`` (arrays of shape
+    ``out_shape``, integer) at ``c`` for ``spec[k] == ("idx", j)`` (wrapped and clamped). One kernel."""
+    dev = src.device
+    out = Array(out_shape, src.dtype, dev)
+    handle = out._allocate()
+    n = out.size
+    if n == 0:
+        return out
+    arrays = fit([src, *indices], 1, "indexing")
+    src, idx = arrays[0], arrays[1:]
+    nodes = [a._node() for a in arrays]
+    S = src.shape
+
+    def build() -> Program:
+        b = ProgramBuilder("array_gather", WORKGROUP)
+        es = Emitter(b, nodes[0], "src")
+        eis = [Emitter(b, node, f"ix{j}") for j, node in enumerate(nodes[1:])]
+        o = b.buffer("out", ir_type(src.dtype), "write", count=n)
+        b.set_grid_from(o)
+        i = b.global_index()
+        with b.if_(i < b.lit(n, "u32")):
+            acc: Val | None = None
+            for k, (kind, v) in enumerate(spec):
+                if S[k] == 1:
+                    continue
+                if kind == "out":
+                    c = coord(b, i, out_shape, v)
+                else:
+                    c = clamp_index(b, eis[v].value(i), idx[v].dtype.kind, S[k])
+                st = strides_of(S)[k]
+                term = c * b.lit(st, "u32") if st != 1 else c
+                acc = term if acc is None else acc + term
+            o[i] = es.value(b.let(acc) if acc is not None else b.lit(0, "u32"))
+        return b.build()
+
+    key = ("array_gather", tuple(collect(nd).key for nd in nodes), out_shape, tuple(spec))
+    prog = cached(key, build)
+    p = plan_nodes(nodes, dev)
+    handles = [h for nd in nodes for h in bind(p, nd)]
+    p.steps.append((prog, [*handles, handle]))
+    p.run()
+    return out
+
+
+def scatter_step(p: Plan, dst: Any, dst_count: int, dtype: Any, region: tuple[tuple[int, ...], int, tuple[int, ...]],
+                 value: Node) -> None:
+    """Append a step writing ``value`` (a node of the region's shape) into the region ``(shape, offset,
+    strides)`` of the buffer ``dst`` (``dst_count`` elements of ``dtype``), the rest untouched."""
+    shape, offset, strides = region
+    m = math.prod(shape)
+    if m == 0:
+        return
+
+    def build() -> Program:
+        b = ProgramBuilder("array_scatter", WORKGROUP)
+        ev = Emitter(b, value, "v")
+        d = b.buffer("dst", ir_type(dtype), "read_write", count=max(1, dst_count))
+        i = b.global_index()
+        with b.if_(i < b.lit(m, "u32")):
+            # the destination index is the region's strided map (the Scalar child is never emitted)
+            at = Strided(Scalar(0, dtype), shape, offset, strides).source_index(b, i)
+            d[b.let(at)] = ev.value(i)
+        return b.build()
+
+    key = ("array_scatter", collect(value).key, dst_count, dtype.str, shape, offset, strides)
+    prog = cached(key, build)
+    p.steps.append((prog, [*bind(p, value), dst], grid(m)))
+
+
+def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:
+    """Append a step copying ``count`` elements of ``dtype`` from buffer ``src`` to buffer ``dst``."""
+    def build() -> Program:
+        b = ProgramBuilder("array_copy", WORKGROUP)
+        s = b.buffer("src", ir_type(dtype), "read", count=count)
+        d = b.buffer("dst", ir_type(dtype), "write", count=count)
+        b.set_grid_from(d)
+        i = b.global_index()
+        with b.if_(i < b.lit(count, "u32")):
+            d[i] = s[i]
+        return b.build()
+
+    p.steps.append((cached(("array_copy", count, dtype.str), build), [src, dst]))
+
+
+__all__ = ["cached", "n_buffers", "fit", "plan_nodes", "bind", "grid", "coord", "clamp_index", "gather",
+           "scatter_step", "copy_step", "MAX_STORAGE"]

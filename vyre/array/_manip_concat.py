@@ -1,0 +1,118 @@
+"""``concat`` and ``stack`` as one copy kernel: each output element finds its piece by its coordinate along
+the axis and reads that piece only (pending pieces are fused into the kernel: no piece is materialised on
+its own). The result is a materialised array. Pieces whose buffers do not fit one kernel (8 storage
+buffers) are split into groups, one kernel per group, all in one submission."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import DispatchError
+from ..ir.builder import ProgramBuilder
+from ..ir.program import Program
+from ..ir.values import Val
+from . import _dtypes as D
+from ._array import Array
+from ._device import same_device
+from ._dtypes import ir_type
+from ._expr import Emitter, Node, collect
+from ._indexing_kernels import MAX_STORAGE, bind, cached, grid, n_buffers, plan_nodes
+from ._manip_views import normalize_axis
+
+
+def _groups(nodes: list[Node]) -> list[tuple[int, int]]:
+    """Consecutive runs of pieces whose buffers fit one kernel with the output."""
+    out, start, used = [], 0, 0
+    for k, node in enumerate(nodes):
+        need = n_buffers(node)
+        if used + need > MAX_STORAGE - 1 and k > start:
+            out.append((start, k))
+            start, used = k, 0
+        used += need
+    out.append((start, len(nodes)))
+    return out
+
+
+def _program(nodes: list[Node], lens: list[int], pre: int, post: int, total: int, g0: int,
+             dtype: np.dtype, count: int) -> Program:
+    width = sum(lens)
+    m = pre * width * post
+
+    def build() -> Program:
+        b = ProgramBuilder("array_concat", 256)
+        es = [Emitter(b, node, f"p{k}") for k, node in enumerate(nodes)]
+        out = b.buffer("out", ir_type(dtype), "read_write", count=count)
+        i = b.global_index()
+        with b.if_(i < b.lit(m, "u32")):
+            # i = (pr, l, q) in (pre, width, post); piece k holds l in [lo, lo + n_k)
+            pr = b.let(i / b.lit(width * post, "u32")) if pre > 1 else b.lit(0, "u32")
+            l_ = b.let((i / b.lit(post, "u32") if post > 1 else i) % b.lit(width, "u32"))
+            dst: Val = i + pr * b.lit((total - width) * post, "u32") + b.lit(g0 * post, "u32") \
+                if (pre > 1 and total != width) or g0 else i
+            dst = b.let(dst)
+            lo = 0
+            for e, n in zip(es, lens):
+                if n:
+                    src = i - pr * b.lit((width - n) * post, "u32") - b.lit(lo * post, "u32")
+                    cond = (l_ >= b.lit(lo, "u32")) & (l_ < b.lit(lo + n, "u32"))
+                    with b.if_(cond):
+                        out[dst] = e.value(b.let(src))
+                lo += n
+        return b.build()
+
+    key = ("array_concat", tuple(collect(n).key for n in nodes), tuple(lens), pre, post, total, g0, dtype.str,
+           count)
+    return cached(key, build)
+
+
+def concat_arrays(arrays: Sequence[Array], axis: int | None, what: str) -> Array:
+    """``concat`` of validated arrays (same device; shapes checked here)."""
+    if not arrays:
+        raise DispatchError(f"{what}: needs at least one array", fix="pass a non-empty tuple of arrays")
+    for a in arrays:
+        if not isinstance(a, Array):
+            raise DispatchError(f"{what}: expected vyre arrays, got {type(a).__name__}",
+                                fix="convert with asarray first")
+    dev = same_device(list(arrays), what)
+    dt = D.result_type(*[a.dtype for a in arrays])
+    from ._functions import astype
+    from ._views import reshape
+    pieces = [astype(a, dt, copy=False) for a in arrays]
+    if axis is None:
+        pieces, ax = [reshape(a, (-1,)) for a in pieces], 0
+    else:
+        nd = pieces[0].ndim
+        if nd == 0:
+            raise DispatchError(f"{what}: cannot join 0-d arrays along an axis", fix="use stack, or axis=None")
+        ax = normalize_axis(axis, nd, what)
+        for a in pieces:
+            if a.ndim != nd or a.shape[:ax] + a.shape[ax + 1:] != pieces[0].shape[:ax] + pieces[0].shape[ax + 1:]:
+                raise DispatchError(f"{what}: shapes {[list(p.shape) for p in pieces]} differ outside axis {ax}",
+                                    fix="every array needs the same shape except along the joined axis")
+    shape0 = pieces[0].shape
+    lens = [a.shape[ax] for a in pieces]
+    total = sum(lens)
+    shape = shape0[:ax] + (total,) + shape0[ax + 1:]
+    out = Array(shape, dt, dev)
+    handle = out._allocate()
+    if out.size == 0:
+        return out
+    pre, post = math.prod(shape[:ax]), math.prod(shape[ax + 1:])
+    keep = [k for k, n in enumerate(lens) if n]  # empty pieces contribute nothing
+    nodes = [pieces[k]._node() for k in keep]
+    p = plan_nodes(nodes, dev)
+    g0 = 0
+    for s, e in _groups(nodes):
+        glens = [lens[keep[k]] for k in range(s, e)]
+        prog = _program(nodes[s:e], glens, pre, post, total, g0, dt, out.size)
+        handles = [h for node in nodes[s:e] for h in bind(p, node)]
+        p.steps.append((prog, [*handles, handle], grid(pre * sum(glens) * post)))
+        g0 += sum(glens)
+    p.run()
+    return out
+
+
+__all__ = ["concat_arrays"]
