@@ -64,7 +64,7 @@ TORCH_METHOD = "wall clock per evaluation: eager ops + torch.cuda.synchronize()"
 CUPY_METHOD = "wall clock per evaluation: eager ops + Device().synchronize()"
 
 
-def _eager(ctx: Context, body: Callable[[Any, list], object], host: list[np.ndarray],
+def _eager(ctx: Context, body: Callable[[Any, list], Any], host: list[np.ndarray],
            download: bool = False) -> dict[str, Outcome]:
     """torch and cupy timings of ``body(lib, device_arrays)`` (eager), synchronized or downloaded."""
     out: dict[str, Outcome] = {}
