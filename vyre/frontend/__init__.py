@@ -35,9 +35,14 @@ override with ``@vyre.kernel(workgroup_size=...)``) and the grid, and starts the
 threads beyond ``dim`` run too: guard their loads and stores yourself (``if i < n:``). The result is
 what ``backend.dispatch`` returns (one array per Out/InOut parameter, in order, shaped like the
 argument), and writeable C-contiguous numpy arguments for Out/InOut parameters are filled in place.
-Arrays may be ResidentHandles (``h``: 1-D, ``nbytes // itemsize`` elements, or ``(h, shape)``): then
-every array must be one, the kernel runs by ``backend.dispatch_resident`` and launch returns None.
-``backend`` defaults to :func:`vyre.default_backend`. Programs are cached per (source, parameter
+Arrays may be resident: ResidentHandles (``h``: 1-D, ``nbytes // itemsize`` elements, or ``(h, shape)``)
+or ``vyre.Array`` objects (vyre.array; dtype and shape are the Array's; a pending expression is evaluated
+first; its buffer is bound, no host copy). Then every array argument must be resident (a numpy array
+among them is a DispatchError: upload it with ``vyre.array.asarray(x)``), the kernel runs by
+``backend.dispatch_resident`` and launch returns None: ``Out``/``InOut`` Arrays are written in place
+(an Array whose buffer pending expressions still read moves to a copy first, so they see the old
+values). ``backend`` defaults to the Arrays' backend (another one is a DeviceMismatchError), else
+:func:`vyre.default_backend`. Programs are cached per (source, parameter
 dtypes, ndims and trailing shapes, launch rank, workgroup size): ``k.cache_info()`` counts builds.
 
 **Thread ids**: ``tid()`` is the flat (row-major) index of the launch point; ``tid(axis)`` its index

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import DispatchError, VyreError
 from ..ir.program import Program
 from .build import Spec, build_program, param_annotations
-from .launch import bind, check_dim, run
+from .launch import backend_for, bind, check_dim, run
 from .source import Source
 from .types import ArrayType, DType
 
@@ -95,9 +95,7 @@ class Kernel:
         dims = check_dim(self.__name__, dim)
         bound = bind(self.__name__, self.params, inputs, dims, self.workgroup_size)
         program = self._specialize(bound.spec)
-        if backend is None:
-            from ..backends.default import default_backend
-            backend = default_backend()
+        backend = backend_for(self.__name__, bound, backend)
         handle = self._params_handle(backend, bound.words) if bound.resident else None
         return run(self.__name__, program, bound, dims, backend, handle)
 

@@ -1,10 +1,12 @@
 """Launching a kernel: the launch dims -> workgroup size and grid, the arguments -> a specialization
 key, the input arrays and the packed params uniform, and the call of the backend (``dispatch``, or
-``dispatch_resident`` when the arrays are ResidentHandles)."""
+``dispatch_resident`` when the arrays are ResidentHandles or ``vyre.Array`` objects: an Array is evaluated
+and its own buffer bound, Out/InOut Arrays are written in place)."""
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +15,7 @@ import numpy as np
 
 from ..backends.config import DispatchConfig
 from ..backends.handles import ResidentHandle
-from ..errors import DispatchError
+from ..errors import DeviceMismatchError, DispatchError
 from ..ir.types import Access, DataType
 from .build import ParamSpec, Spec
 from .types import ArrayType, DType
@@ -48,9 +50,10 @@ class Bound:
     """The arguments of one launch, checked: the specialization and what the backend gets."""
 
     spec: Spec
-    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]]  # (param, numpy array or handle, shape)
+    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]]  # (param, numpy array, handle or vyre Array, shape)
     words: np.ndarray
     resident: bool
+    device: Any = None  # the backend of the vyre Arrays among the arguments (None without any)
 
 
 def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any, dims: tuple[int, ...],
@@ -85,14 +88,60 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
             words.append(_scalar_word(name, pname, kind, v))
             specs.append(ParamSpec(pname, kind))
     if len(kinds) > 1:
-        raise DispatchError(f"kernel {name}: mixes numpy arrays and ResidentHandles",
-                            fix="pass every array as a numpy array, or every array as a ResidentHandle")
+        raise DispatchError(f"kernel {name}: mixes numpy arrays with resident ones (ResidentHandles or vyre Arrays)",
+                            fix="pass every array as a numpy array, or every one resident: upload numpy arrays "
+                                "with vyre.array.asarray(x, device=backend)")
+    devices = {id(a.device): a.device for _, a, _ in arrays if _vyre_array(a)}
+    if len(devices) > 1:
+        raise DeviceMismatchError(f"kernel {name}: vyre Arrays on {len(devices)} different backends",
+                                  fix="move them to one backend with x.to_device(backend)")
     spec = Spec(tuple(specs), len(dims), ws or WORKGROUP_SIZES[len(dims)])
-    return Bound(spec, arrays, np.array(words, dtype=np.uint32), kinds == {True})
+    return Bound(spec, arrays, np.array(words, dtype=np.uint32), kinds == {True},
+                 next(iter(devices.values()), None))
+
+
+def _vyre_array(v: Any) -> bool:
+    """``v`` is a ``vyre.Array`` (checked without importing vyre.array: an Array means it is loaded)."""
+    mod = sys.modules.get("vyre.array._array")
+    return mod is not None and isinstance(v, mod.Array)
+
+
+def backend_for(name: str, bound: Bound, backend: Any) -> Any:
+    """The launch's backend: ``backend``, else the Arrays' backend, else :func:`vyre.default_backend`."""
+    if bound.device is not None:
+        if backend is not None and backend is not bound.device:
+            raise DeviceMismatchError(f"kernel {name}: launched on {backend!r} with vyre Arrays on {bound.device!r}",
+                                      fix="leave backend= out (the Arrays' backend is used) or move the arrays")
+        return bound.device
+    if backend is None:
+        from ..backends.default import default_backend
+        backend = default_backend()
+    return backend
+
+
+def _array_handle(p: ParamSpec, a: Any) -> Any:
+    """The handle to bind for vyre Array ``a`` (evaluated first). A written array whose buffer is also read
+    by pending expressions (recorded before the launch) moves to a copy first, so they keep the old values."""
+    h = a.handle
+    assert isinstance(p.kind, ArrayType)
+    if p.kind.access is not Access.READ and sys.getrefcount(a._buf) > 2:  # a._buf and the call's argument
+        from ..array._functions import astype
+        c = astype(a, a.dtype, copy=True).evaluate()
+        a._buf = c._buf
+        h = a.handle
+    return h
 
 
 def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tuple[int, ...], bool]:
     want = kind.dtype
+    if _vyre_array(v):
+        if v.dtype != want.numpy:
+            raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but the vyre Array is {v.dtype}",
+                                fix=f"convert it: vyre.array.astype(x, vyre.array.{want.numpy.name})")
+        if v.ndim < 1 or v.ndim > 3 or v.size == 0:
+            raise DispatchError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions "
+                                "and at least one element", fix="reshape the array")
+        return v, tuple(v.shape), True
     if isinstance(v, ResidentHandle) or (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], ResidentHandle)):
         handle, shape = (v, None) if isinstance(v, ResidentHandle) else v
         size = want.numpy.itemsize if want.dtype is not DataType.BOOL else 4
@@ -102,7 +151,8 @@ def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tup
                                 f"shape {shape} of {want.name}", fix="pass (handle, shape) with a shape that fits")
         return handle, shape, True
     if not isinstance(v, np.ndarray):
-        raise DispatchError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array or a ResidentHandle, "
+        raise DispatchError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array, a vyre Array or a "
+                            f"ResidentHandle, "
                             f"got {type(v).__name__}", fix=f"pass np.asarray(value, dtype=np.{want.numpy.name})")
     if v.dtype != want.numpy:
         raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but the array is {v.dtype}",
@@ -146,7 +196,8 @@ def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: A
             counts[decl.name] = n
     config = DispatchConfig(grid=grid, counts=counts)
     if bound.resident:
-        handles = [arr for _, arr, _ in bound.arrays] + [params_handle]
+        handles = [_array_handle(p, arr) if _vyre_array(arr) else arr for p, arr, _ in bound.arrays]
+        handles.append(params_handle)
         backend.dispatch_resident(program, handles, config)
         return None
     inputs = [np.ascontiguousarray(arr).reshape(-1) for p, arr, _ in bound.arrays
@@ -164,4 +215,4 @@ def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: A
     return result
 
 
-__all__ = ["WORKGROUP_SIZES", "check_dim", "grid_for", "Bound", "bind", "run"]
+__all__ = ["WORKGROUP_SIZES", "check_dim", "grid_for", "Bound", "bind", "backend_for", "run"]
