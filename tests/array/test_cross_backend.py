@@ -6,7 +6,8 @@ both backends share cannot pass.
 
 The program, part by part: creation (arange, linspace, asarray, ones, reshape); elementwise work with
 broadcasting and Python scalars, in float32 and int32; reductions (sum, mean, max, argmax); a matmul;
-sorting (sort, argsort); indexing (slices with steps, negative steps, integers, None, Ellipsis, take).
+sorting and searching (sort, argsort, searchsorted, nonzero); indexing (slices with steps, negative steps,
+integers, None, Ellipsis, take, a boolean mask, an integer array with a slice).
 """
 
 from __future__ import annotations
@@ -55,15 +56,20 @@ def _matmul(lib: Any) -> dict[str, Any]:
 
 def _sorting(lib: Any) -> dict[str, Any]:
     b = _base(lib)
+    flat = lib.sort(lib.reshape(b["ki"], (48,)))
+    rows, cols = lib.nonzero(b["ki"] > 2)
     return {"sorted": lib.sort(b["ki"], axis=1), "desc": lib.sort(b["y"], axis=0, descending=True),
-            "argsort": lib.argsort(b["ki"], axis=-1, stable=True)}
+            "argsort": lib.argsort(b["ki"], axis=-1, stable=True),
+            "search": lib.searchsorted(flat, lib.asarray([-5, 0, 3, 9], dtype=lib.int32), side="right"),
+            "nz_rows": rows, "nz_cols": cols}
 
 
 def _indexing(lib: Any) -> dict[str, Any]:
     b = _base(lib)
     y, ki = b["y"], b["ki"]
     return {"step": y[1:5:2, ::-1], "row": ki[-2], "col": y[..., 3], "newaxis": y[None, 2, 1:3],
-            "take": lib.take(ki, lib.asarray([4, 0, 4], dtype=lib.int32), axis=0)}
+            "take": lib.take(ki, lib.asarray([4, 0, 4], dtype=lib.int32), axis=0), "mask": y[y > 2.0],
+            "gather": ki[lib.asarray([5, 1], dtype=lib.int32), 2:6]}
 
 
 def _chain(lib: Any) -> dict[str, Any]:
@@ -97,7 +103,7 @@ PARTS: dict[str, tuple[Callable[[Any], dict[str, Any]], tuple[str, ...], set[str
     "elementwise": (_elementwise, ("where", "sqrt", "reshape", "linspace"), set()),
     "reductions": (_reductions, ("sum", "mean", "max", "argmax"), {"rowsum", "colmean"}),
     "matmul": (_matmul, ("matmul", "permute_dims"), {"mm", "gram"}),
-    "sorting": (_sorting, ("sort", "argsort"), set()),
+    "sorting": (_sorting, ("sort", "argsort", "searchsorted", "nonzero"), set()),
     "indexing": (_indexing, ("take",), set()),
     "chain": (_chain, ("sort", "sum", "argmax", "matmul"), {"top", "score"}),
 }
