@@ -259,3 +259,21 @@ def test_random_reference(ref_backend, seed):
 @given(seed=st.integers(0, 2**16))
 def test_random_gpu(gpu, seed):
     _random_index(gpu, seed)
+
+
+def test_float16_and_zero_d(xb):
+    s = xp.asarray(np.float32(2.5))
+    _eq(s[()], np.float32(2.5)[()] * np.ones((), np.float32))
+    _eq(s[None], np.array([2.5], np.float32))
+    s[()] = 4.0
+    assert float(s) == 4.0
+    if not xb.capabilities().f16:
+        return
+    h = np.arange(6, dtype=np.float16).reshape(2, 3) / 8
+    x = xp.asarray(h)
+    _eq(x[:, [2, 0]], h[:, [2, 0]])
+    _eq(xp.take_along_axis(x, xp.asarray(np.array([[1], [0]], np.int32)), axis=1), h[[0, 1], [1, 0]][:, None])
+    x[0, 1:] = 9.5
+    h = h.copy()
+    h[0, 1:] = 9.5
+    _eq(x, h)

@@ -172,3 +172,30 @@ def test_random_reference(ref_backend, shape, seed):
 @given(shape=SHAPES, seed=st.integers(0, 2**16))
 def test_random_gpu(gpu, shape, seed):
     _random_manip(gpu, shape, seed)
+
+
+def test_zero_d_and_empty(xb):
+    s, n = xp.asarray(np.float32(3.5)), np.float32(3.5)
+    cases = [lambda v, m: m.flip(v), lambda v, m: m.roll(v, 3), lambda v, m: m.expand_dims(v, axis=0),
+             lambda v, m: m.squeeze(v, axis=()), lambda v, m: m.tile(v, (2,)), lambda v, m: m.repeat(v, 2),
+             lambda v, m: m.stack((v, v))]
+    for fn in cases:
+        _eq(fn(s, xp), np.asarray(fn(n, np)))
+    z, zn = xp.zeros((0, 3)), np.zeros((0, 3), np.float32)
+    _eq(xp.flip(z), zn)
+    _eq(xp.roll(z, 1, axis=0), zn)
+    _eq(xp.concat((z, z)), zn)
+    _eq(xp.stack((z, z), axis=1), np.zeros((0, 2, 3), np.float32))
+    _eq(xp.unstack(z, axis=1)[2], np.zeros(0, np.float32))
+    assert xp.unstack(z) == ()
+
+
+def test_float16(xb):
+    if not xb.capabilities().f16:
+        pytest.skip("no shader-f16")
+    h = np.arange(6, dtype=np.float16).reshape(2, 3) / 4
+    x = xp.asarray(h)
+    _eq(xp.concat((x, xp.flip(x, axis=1)), axis=1), np.concatenate((h, np.flip(h, axis=1)), axis=1))
+    _eq(xp.roll(xp.tile(x, (1, 2)), 1), np.roll(np.tile(h, (1, 2)), 1))
+    want = np.concatenate((h, np.ones((1, 3)))).astype(np.float32)  # promoted to float32
+    _eq(xp.concat((x, xp.asarray(np.ones((1, 3), np.float32)))), want)
