@@ -7,12 +7,13 @@ L = prod(reduced) elements, row-major, output m being row m (the kept axes in th
 
 Two kernels, chosen by (M, L):
 
-* ``tree`` (L >= TREE_MIN and M <= MAX_GRID_Y): a workgroup of WG lanes per (row, block), grid
-  (blocks, M). Lane t of block k folds positions k*WG + t, then every blocks*WG further (a grid-stride
-  loop: coalesced, the lanes of a row are adjacent invocations), then a tree over the lanes in workgroup
-  memory (sequential addressing, a barrier per level). With blocks > 1 a second pass of the same kernel
-  reduces the (M, blocks) partials. ``blocks`` keeps one pass to ~MAX_WORKGROUPS workgroups.
-* ``rows`` (short rows or many of them): one invocation per output, a serial loop over its row.
+* ``tree`` (L >= TREE_MIN): a workgroup of WG lanes per (row, block), grid (blocks, M) (rows past
+  MAX_GRID_Y spill into grid z). Lane t of block k folds positions k*WG + t, then every blocks*WG
+  further (a grid-stride loop with UNROLL accumulators: coalesced, the lanes of a row are adjacent
+  invocations), then a tree over the lanes in workgroup memory (sequential addressing, a barrier per
+  level). With blocks > 1 a second pass of the same kernel reduces the (M, blocks) partials.
+  ``blocks`` keeps one pass to ~MAX_WORKGROUPS workgroups.
+* ``rows`` (rows shorter than TREE_MIN): one invocation per output, a serial loop over its row.
 
 Accumulation: float16 and float32 accumulate in f32 (float16 results are rounded once at the end); int32
 and uint32 wrap (bit-exact with numpy's wrapping int32/uint32 arithmetic). min/max propagate NaN (tested on
@@ -44,6 +45,7 @@ TREE_MIN = 256  # rows at least this long use the tree kernel
 MAX_GRID_Y = 65535  # workgroups along one grid axis (WebGPU's default limit)
 MAX_WORKGROUPS = 2048  # workgroups one tree pass aims at
 ITEMS = 32  # elements per lane before a tree pass adds blocks
+UNROLL = 4  # independent accumulators per lane in the tree kernel's loop
 
 _lock = threading.Lock()
 _programs: OrderedDict[tuple, Program] = OrderedDict()
@@ -114,7 +116,7 @@ class Shape:
 
     @property
     def tree(self) -> bool:
-        return self.length >= TREE_MIN and self.rows <= MAX_GRID_Y
+        return self.length >= TREE_MIN
 
     @property
     def blocks(self) -> int:
@@ -130,7 +132,7 @@ def depth(rows: int, length: int) -> int:
     if not s.tree:
         return length
     levels = int(math.log2(WG))
-    first = -(-length // (WG * s.blocks)) + levels
+    first = -(-length // (WG * s.blocks)) + levels + int(math.log2(UNROLL))
     return first + (-(-s.blocks // WG) + levels if s.blocks > 1 else 0)
 
 
@@ -151,14 +153,31 @@ def _cached(key: tuple, build: Callable[[], Program]) -> Program:
 
 def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], row: Val, length: int,
                blocks: int) -> Val:
-    """The workgroup's folded value of row ``row`` (valid in lane 0): grid-stride loop, then the tree."""
+    """The workgroup's folded value of row ``row`` (valid in lane 0): grid-stride loop, then the tree.
+    The loop keeps UNROLL independent accumulators over whole chunks (more loads in flight), then a
+    tail loop; the accumulators meet pairwise."""
     t, blk = b.local_index(), b.workgroup_id(0)
-    acc = b.var(red.acc, red.identity(b), name="acc")
+    stride = blocks * WG
+    u = max(1, min(UNROLL, length // stride))
+    chunk = stride * u
+    full = length // chunk * chunk
     base = b.let(row * length, "base")
-    with b.for_range(blk * WG + t, length, step=blocks * WG, name="r") as r:
-        acc.set(red.combine(b, acc, read(base + r)))
+    start = b.let(blk * WG + t, "start")
+    accs = [b.var(red.acc, red.identity(b), name=f"acc{k}") for k in range(u)]
+    if full:
+        with b.for_range(start, full, step=chunk, name="r") as r:
+            vals = [b.let(read(base + r + k * stride)) for k in range(u)]  # all loads first
+            for acc, v in zip(accs, vals):
+                acc.set(red.combine(b, acc, v))
+    if full < length:
+        with b.for_range(start + full, length, step=stride, name="q") as q:
+            accs[0].set(red.combine(b, accs[0], read(base + q)))
+    vals = list(accs)
+    while len(vals) > 1:
+        vals = [b.let(red.combine(b, vals[k], vals[k + 1])) if k + 1 < len(vals) else vals[k]
+                for k in range(0, len(vals), 2)]
     tile = b.workgroup_array("tile", red.acc, WG)
-    tile[t] = acc
+    tile[t] = vals[0]
     b.barrier()
     s = WG // 2
     while s >= 1:  # unrolled at build time; the barrier is reached by every lane
@@ -167,6 +186,17 @@ def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], ro
         b.barrier()
         s //= 2
     return tile[0]
+
+
+def _row(b: ProgramBuilder, rows: int) -> tuple[Val, Val]:
+    """(row index clamped into range, whether it is real): rows past MAX_GRID_Y spill into grid z; the
+    clamp keeps every lane of a spare workgroup on the barriers (no divergent early exit)."""
+    row = b.let(b.workgroup_id(1) + b.workgroup_id(2) * MAX_GRID_Y, "row")
+    return b.let(b.min(row, rows - 1), "row_c"), row < rows
+
+
+def grid(blocks: int, rows: int) -> tuple[int, int, int]:
+    return blocks, min(rows, MAX_GRID_Y), -(-rows // MAX_GRID_Y)
 
 
 def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> tuple[Program, Emitter]:
@@ -185,9 +215,9 @@ def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> tupl
             final = shape.blocks == 1
             out = (b.buffer("out", ir_type(red.out), "write", count=shape.rows) if final
                    else b.buffer("part", red.acc, "write", count=shape.rows * shape.blocks))
-            row = b.workgroup_id(1)
+            row, real = _row(b, shape.rows)
             v = _tree_fold(b, red, read, row, shape.length, shape.blocks)
-            with b.if_(b.local_index() == 0):
+            with b.if_((b.local_index() == 0) & real):
                 if final:
                     out[row] = red.finish(b, v)
                 else:
@@ -215,13 +245,13 @@ def _partials_program(red: Reduction, shape: Shape) -> Program:
         b = ProgramBuilder(f"array_{red.op}_partials", WG)
         part = b.buffer("part", red.acc, "read", count=shape.rows * shape.blocks)
         out = b.buffer("out", ir_type(red.out), "write", count=shape.rows)
-        row = b.workgroup_id(1)
+        row, real = _row(b, shape.rows)
         v = _tree_fold(b, red, lambda i: part[i], row, shape.blocks, 1)
-        with b.if_(b.local_index() == 0):
+        with b.if_((b.local_index() == 0) & real):
             out[row] = red.finish(b, v)
         return b.build()
 
-    return _cached(("stats_partials", red, shape.rows, shape.blocks), build)
+    return _cached(("stats_partials", red, shape.rows, shape.blocks, UNROLL, MAX_GRID_Y), build)
 
 
 def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tuple[int, ...],
@@ -235,19 +265,19 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
     out = res._allocate()
     if rows == 0:
         return res
-    key = ("stats", red, shape.rows, shape.length, collect(view).key)
+    key = ("stats", red, shape.rows, shape.length, shape.blocks, UNROLL, MAX_GRID_Y, collect(view).key)
     prog, e = _first_program(red, view, shape, key)
     p = plan_for_node(view, device)
     if not shape.tree:
         p.steps.append((prog, [*p.bind(e), out]))
     elif shape.blocks == 1:
-        p.steps.append((prog, [*p.bind(e), out], (1, shape.rows, 1)))
+        p.steps.append((prog, [*p.bind(e), out], grid(1, shape.rows)))
     else:
         be = device
         part = be.allocate_resident(4 * shape.rows * shape.blocks)  # type: ignore[attr-defined]
         p.temps.append(part)
-        p.steps.append((prog, [*p.bind(e), part], (shape.blocks, shape.rows, 1)))
-        p.steps.append((_partials_program(red, shape), [part, out], (1, shape.rows, 1)))
+        p.steps.append((prog, [*p.bind(e), part], grid(shape.blocks, shape.rows)))
+        p.steps.append((_partials_program(red, shape), [part, out], grid(1, shape.rows)))
     p.run()
     return res
 
