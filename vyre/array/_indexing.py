@@ -166,17 +166,16 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     assert buf is not None
     # x._buf, this frame's name and getrefcount's argument: nobody else (a pending leaf, a view) holds the buffer
     shared = sys.getrefcount(buf) > 3 or _reads(node, x)
-    p_ = plan_nodes([node], x.device)
+    plan = plan_nodes([node], x.device)
     target: Array | None = None
     if shared:
         target = Array(x.shape, x.dtype, x.device)
-        copy_step(p_, buf.handle, target._allocate(), x.size, x.dtype)
+        copy_step(plan, buf.handle, target._allocate(), x.size, x.dtype)
     dst = target._allocate() if target is not None else buf.handle
-    scatter_step(p_, dst, x.size, x.dtype, (shape, offset, strides), node)
-    p_.run()
+    scatter_step(plan, dst, x.size, x.dtype, (shape, offset, strides), node)
+    plan.run()
     if target is not None:
         x._buf = target._buf  # pending readers of the old values keep the old buffer
-    return None
 
 
 def _mask_only(key: Any) -> bool:

@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import DispatchError
 from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
@@ -93,7 +95,6 @@ def bind(p: Plan, node: Node) -> list[Any]:
     c = collect(node)
     handles = [leaf.handle() for leaf in c.leaves]
     if c.scalars:
-        import numpy as np
         handles.append(params_handle(p.backend, np.array([s.word() for s in c.scalars], dtype=np.uint32)))
     return handles
 

@@ -32,13 +32,12 @@ class Parsed:
     adv: list[tuple[int, Array]] = field(default_factory=list)
     at: int = 0
     front: bool = False
-    masks: int = 0  # how many boolean masks the key had
 
 
 _BAD = "index with ints, slices, ..., None, integer arrays (vyre arrays or lists) or a boolean mask"
 
 
-def _host_index(k: Any, device: Any) -> tuple[str, Any]:
+def _host_index(k: Any) -> tuple[str, Any]:
     host = np.asarray(k)
     if host.dtype == np.bool_:
         return "mask", host
@@ -68,7 +67,7 @@ def _entry(k: Any, device: Any) -> tuple[str, Any]:
             raise DeviceMismatchError("index array on another backend", fix="move it with idx.to_device(x.device)")
         return "arr", k
     if isinstance(k, (list, np.ndarray)):
-        return _host_index(k, device)
+        return _host_index(k)
     try:
         return "int", operator.index(k)
     except TypeError:
@@ -100,7 +99,6 @@ def parse(x: Array, key: Any) -> Parsed:
                 raise DispatchError(f"boolean index of shape {list(host.shape)} does not match the indexed "
                                     f"dimensions {list(x.shape[ax: ax + host.ndim])}",
                                     fix="use a mask of exactly the shape of the axes it indexes")
-            p.masks += 1
             expanded += [("arr", asarray(c.astype(np.int32), device=x.device)) for c in np.nonzero(host)]
             ax += host.ndim
             continue

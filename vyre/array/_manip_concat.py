@@ -19,6 +19,7 @@ from ._array import Array
 from ._device import same_device
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, collect
+from ._fuse import WORKGROUP
 from ._indexing_kernels import MAX_STORAGE, bind, cached, grid, n_buffers, plan_nodes
 from ._manip_views import normalize_axis
 
@@ -42,7 +43,7 @@ def _program(nodes: list[Node], lens: list[int], pre: int, post: int, total: int
     m = pre * width * post
 
     def build() -> Program:
-        b = ProgramBuilder("array_concat", 256)
+        b = ProgramBuilder("array_concat", WORKGROUP)
         es = [Emitter(b, node, f"p{k}") for k, node in enumerate(nodes)]
         out = b.buffer("out", ir_type(dtype), "read_write", count=count)
         i = b.global_index()
