@@ -164,8 +164,13 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     strides = tuple(0 if a is None else step * st[a] for a, step in p.dims)
     buf = x._buf
     assert buf is not None
-    # x._buf, this frame's name and getrefcount's argument: nobody else (a pending leaf, a view) holds the buffer
-    shared = sys.getrefcount(buf) > 3 or _reads(node, x)
+    # does anyone besides x (a pending leaf, a view, another array) hold the buffer? Compared with a probe
+    # held the same way (one container slot and one local name), so the count is independent of the
+    # interpreter's reference accounting
+    probe = object()
+    holder = [probe]
+    shared = sys.getrefcount(buf) > sys.getrefcount(probe) or _reads(node, x)
+    del holder
     plan = plan_nodes([node], x.device)
     target: Array | None = None
     if shared:
