@@ -122,7 +122,7 @@ def test_matrix_transpose(xb):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
 @pytest.mark.parametrize("sa,sb,axis", [((3, 4, 5), (4, 5), -1), ((3, 4, 5), (1, 4, 5), -2), ((5,), (5,), -1),
-                                        ((2, 1, 7), (3, 7), -1), ((4, 3), (4, 3), 0)])
+                                        ((2, 1, 7), (3, 7), -1), ((4, 3), (4, 3), 0), ((2, 3, 4), (3, 4), -2)])
 def test_vecdot(xb, sa, sb, axis, dtype):
     _skip_f16(xb, dtype)
     an, bn = _data(sa, dtype), _data(sb, dtype)
@@ -142,6 +142,10 @@ def test_vecdot_fuses_and_errors(xb):
         xp.vecdot(a, xp.asarray(np.ones((4, 5), np.int32)))
     with pytest.raises(DispatchError, match="out of range"):
         xp.vecdot(a, a, axis=2)
+    with pytest.raises(DispatchError, match="out of range"):  # counted from the end: -3 is not in 2-d a
+        xp.vecdot(xp.asarray(np.ones((3, 4, 6), np.int32)), a, axis=-3)
+    with pytest.raises(DispatchError, match="out of range"):  # ranks differ: a non-negative axis is ambiguous
+        xp.vecdot(xp.asarray(np.ones((3, 4, 6), np.int32)), a, axis=0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
@@ -164,3 +168,19 @@ def test_tensordot_errors(xb):
         xp.tensordot(a, a, axes=((0,), (0, 1)))
     with pytest.raises(DispatchError, match="repeated"):
         xp.tensordot(a, a, axes=((0, 0), (0, 1)))
+
+
+def test_matmul_binds_buffers_as_they_are(xb):
+    """Materialised float32 operands (and a reshape view of one) are bound directly: the op library's
+    GEMM is the only kernel, one submission, no copies."""
+    a = xp.asarray(_data((4, 16), np.float32))
+    b = xp.asarray(_data((16, 8), np.float32))
+    before = xp.fusion_stats()
+    got = a @ xp.reshape(b, (16, 8))
+    got2 = xp.reshape(a, (2, 2, 16)) @ b  # a stack times one matrix folds into one (4, 16) @ (16, 8)
+    after = xp.fusion_stats()
+    assert after["submissions"] - before["submissions"] == 2
+    assert after["kernels_dispatched"] - before["kernels_dispatched"] == 2
+    want = np.asarray(a).astype(np.float64) @ np.asarray(b).astype(np.float64)
+    _check(got, want, 16, np.float32)
+    _check(got2, want.reshape(2, 2, 8), 16, np.float32)

@@ -193,16 +193,20 @@ def _vecdot_program(node: Any, rows: int, k: int, dt: Any) -> Program:
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
-    """The dot product of ``x1`` and ``x2`` along ``axis`` (after broadcasting; the axis must have the
-    same size in both). Real dtypes only (no complex, so no conjugation)."""
+    """The dot product of ``x1`` and ``x2`` along ``axis`` (counted from the last axis; the other axes
+    broadcast, the contracted one must have the same size in both). Real dtypes (no complex, so no
+    conjugation); integers too (exact, wrapping), float16 summed in float32."""
     dev, dt = _operands("vecdot", x1, x2)
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise DispatchError(f"vecdot: axis must be an int, got {axis!r}", fix="e.g. axis=-1")
-    nd = max(x1.ndim, x2.ndim)
-    if nd == 0 or not -nd <= axis < nd:
-        raise DispatchError(f"vecdot: axis {axis} is out of range for {nd}-d operands",
-                            fix=f"use an axis in [-{max(nd, 1)}, -1]")
-    ax = axis % nd
+    nd, low = max(x1.ndim, x2.ndim), min(x1.ndim, x2.ndim)
+    # the standard counts the axis from the end of each array; a non-negative one is accepted only when
+    # both arrays have the same rank (then it means the same axis of both)
+    neg = axis if axis < 0 else (axis - nd if x1.ndim == x2.ndim else 0)
+    if low == 0 or not -low <= neg <= -1:
+        raise DispatchError(f"vecdot: axis {axis} is out of range for {x1.ndim}-d and {x2.ndim}-d operands",
+                            fix=f"use an axis in [-{max(low, 1)}, -1] (counted from the last axis)")
+    ax = nd + neg
     s1, s2 = (1,) * (nd - x1.ndim) + x1.shape, (1,) * (nd - x2.ndim) + x2.shape
     if s1[ax] != s2[ax]:
         raise DispatchError(f"vecdot: sizes {s1[ax]} and {s2[ax]} along axis {axis} differ",
