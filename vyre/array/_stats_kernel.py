@@ -19,6 +19,11 @@ Accumulation: float16 and float32 accumulate in f32 (float16 results are rounded
 and uint32 wrap (bit-exact with numpy's wrapping int32/uint32 arithmetic). min/max propagate NaN (tested on
 the bits, see _math.isnan). :func:`depth` is the longest chain of f32 roundings from an element to its
 result, the tolerance budget of float sums: |sum - exact| <= (depth + 1) * eps * sum|x|.
+
+Measured (H200, GPU timestamps vs torch CUDA events): ``(a * b).sum()`` on 2^26 f32 0.130 ms vs torch
+eager 0.259 ms (UNROLL 1: 0.157 ms); a sum over the leading axis of 8192 x 8192 is 0.71 ms vs 0.073 ms
+(the tree kernel walks a column with stride M: a column layout is future work); the trailing axis 0.070
+vs 0.080 ms.
 """
 
 from __future__ import annotations
