@@ -79,7 +79,8 @@ def reduce_pipeline(op: str, outer: int, length: int, inner: int) -> Pipeline:
     while passes[-1].blocks > 1:
         passes.append(blk.geometry(passes[-1].outputs, passes[-1].blocks, 1))
     buffers = {"x": BufferSpec(U32, outer * length * inner)}
-    steps, current = [], ("x",)
+    steps: list[Step] = []
+    current: tuple[str, ...] = ("x",)
     for level, g in enumerate(passes):
         final = level == len(passes) - 1
         if final:
