@@ -277,3 +277,20 @@ def test_float16_and_zero_d(xb):
     h = h.copy()
     h[0, 1:] = 9.5
     _eq(x, h)
+
+
+def test_setitem_loop_reuses_one_program(xb):
+    from vyre.array import _indexing_kernels
+    x = xp.asarray(np.zeros((6, 5), np.float32))
+    x[0] = 1.0
+    built = len(_indexing_kernels._cache)
+    for i in range(1, 6):
+        x[i] = float(i + 1)  # another offset each time: a runtime parameter, not a new program
+    assert len(_indexing_kernels._cache) == built
+    _eq(x, np.repeat(np.arange(1, 7, dtype=np.float32)[:, None], 5, axis=1))
+    big = xp.asarray(np.zeros(4, np.int32))
+    v = xp.asarray(np.ones(4, np.int32))
+    for k in range(7):
+        v = v + xp.asarray(np.full(4, k, np.int32))  # seven distinct input buffers: materialised first
+    big[:] = v
+    _eq(big, np.full(4, 1 + sum(range(7)), np.int32))

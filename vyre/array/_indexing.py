@@ -26,7 +26,7 @@ from . import _dtypes as D
 from ._array import Array
 from ._elementwise import _is_scalar, broadcast_shapes
 from ._expr import Leaf, Map, Node, Scalar, broadcast_view, strides_of
-from ._indexing_kernels import copy_step, gather, plan_nodes, scatter_step
+from ._indexing_kernels import MAX_STORAGE, copy_step, gather, materialised, n_buffers, plan_nodes, scatter_step
 from ._indexing_key import parse
 from ._manip_views import axis_view, normalize_axis
 
@@ -131,6 +131,8 @@ def _value_node(x: Array, value: Any, shape: tuple[int, ...]) -> Node:
     if broadcast_shapes(value.shape, shape) != shape:
         raise DispatchError(f"setitem: a value of shape {list(value.shape)} does not broadcast to the indexed "
                             f"shape {list(shape)}", fix="give a value broadcastable to x[key].shape")
+    if n_buffers(value._node()) > MAX_STORAGE - 2:  # the scatter also binds its offset and x
+        value = materialised(value)
     node = value._node()
     if value.dtype != x.dtype:
         node = Map("astype", (node,), x.dtype, node.shape)

@@ -64,16 +64,14 @@ def fit(arrays: list[Array], extra: int, what: str) -> list[Array]:
         if n_buffers(arrays[k]._node()) <= 1:
             raise DispatchError(f"{what}: {len(arrays)} inputs need more than {MAX_STORAGE} storage buffers "
                                 "in one kernel", fix="index with fewer arrays at once")
-        arrays[k] = _materialised(arrays[k])
+        arrays[k] = materialised(arrays[k])
     return arrays
 
 
-def _materialised(a: Array) -> Array:
-    if a.is_lazy:
-        return a.evaluate()
-    # a view of a materialised array: a copy of its own (a lazy copy, evaluated now)
-    from ._functions import astype
-    return astype(a, a.dtype, copy=True).evaluate()
+def materialised(a: Array) -> Array:
+    """``a`` evaluated (its own submission): one buffer in the kernel that reads it. Inputs of these
+    kernels that use more than one buffer are always pending expressions or views."""
+    return a.evaluate()
 
 
 def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
@@ -167,8 +165,9 @@ def gather(src: Array, out_shape: tuple[int, ...], spec: Sequence[tuple[str, int
 
 def scatter_step(p: Plan, dst: Any, dst_count: int, dtype: Any, region: tuple[tuple[int, ...], int, tuple[int, ...]],
                  value: Node) -> None:
-    """Append a step writing ``value`` (a node of the region's shape) into the region ``(shape, offset,
-    strides)`` of the buffer ``dst`` (``dst_count`` elements of ``dtype``), the rest untouched."""
+    """Append a step writing ``value`` (a node of the region's shape, at most 6 buffers) into the region
+    ``(shape, offset, strides)`` of the buffer ``dst`` (``dst_count`` elements of ``dtype``), the rest
+    untouched. The offset is a runtime parameter: ``x[i] = v`` in a loop over ``i`` builds one program."""
     shape, offset, strides = region
     m = math.prod(shape)
     if m == 0:
@@ -177,17 +176,19 @@ def scatter_step(p: Plan, dst: Any, dst_count: int, dtype: Any, region: tuple[tu
     def build() -> Program:
         b = ProgramBuilder("array_scatter", WORKGROUP)
         ev = Emitter(b, value, "v")
+        off = b.buffer("offset", "u32", "read", count=1)
         d = b.buffer("dst", ir_type(dtype), "read_write", count=max(1, dst_count))
         i = b.global_index()
         with b.if_(i < b.lit(m, "u32")):
             # the destination index is the region's strided map (the Scalar child is never emitted)
-            at = Strided(Scalar(0, dtype), shape, offset, strides).source_index(b, i)
-            d[b.let(at)] = ev.value(i)
+            at = Strided(Scalar(0, dtype), shape, 0, strides).source_index(b, i)
+            d[b.let(at + off[0])] = ev.value(i)
         return b.build()
 
-    key = ("array_scatter", collect(value).key, dst_count, dtype.str, shape, offset, strides)
+    key = ("array_scatter", collect(value).key, dst_count, dtype.str, shape, strides)
     prog = cached(key, build)
-    p.steps.append((prog, [*bind(p, value), dst], grid(m)))
+    words = np.array([offset & 0xFFFFFFFF], dtype=np.uint32)
+    p.steps.append((prog, [*bind(p, value), params_handle(p.backend, words), dst], grid(m)))
 
 
 def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:
@@ -206,4 +207,4 @@ def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:
 
 
 __all__ = ["cached", "n_buffers", "fit", "plan_nodes", "bind", "grid", "coord", "clamp_index", "gather",
-           "scatter_step", "copy_step", "MAX_STORAGE"]
+           "scatter_step", "copy_step", "materialised", "MAX_STORAGE"]
