@@ -14,6 +14,8 @@ from vyre import array_api as xp
 from vyre.array import _fuse
 from vyre.errors import DeviceMismatchError, DispatchError, UnsupportedDTypeError
 
+from gpu_policy import skip_or_fail
+
 
 def _resident_handles(backend) -> int:
     if backend.name == "wgpu":
@@ -78,7 +80,7 @@ def test_dtype_errors(xb):
 
 def test_float16(xb):
     if not xb.capabilities().f16:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
     x = np.linspace(-3, 3, 101).astype(np.float16)
     a = xp.asarray(x)
     np.testing.assert_array_equal(np.asarray(a * 2 + 1), x * np.float16(2) + np.float16(1))

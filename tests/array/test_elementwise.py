@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 import vyre
 from vyre import array_api as xp
 
+from gpu_policy import skip_or_fail
+
 TOL = {  # name: (rtol, atol)
     "sqrt": (5e-6, 1e-6), "exp": (5e-6, 1e-6), "log": (5e-6, 1e-6), "log2": (5e-6, 1e-6),
     "log10": (5e-6, 1e-6), "sin": (5e-6, 2e-6), "cos": (5e-6, 2e-6), "tan": (1e-5, 2e-6), "tanh": (1e-5, 1e-6),
@@ -195,7 +197,7 @@ def _broadcast_promotion(backend, sa, sb, da, db, seed):
 def test_unary_float16(xb, name):
     """float16: computed in f32, rounded once: within one f16 ulp (rtol 1e-3) of numpy's float64."""
     if not xb.capabilities().f16:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
     ref, (lo, hi) = UNARY_F[name]
     x = _f(max(lo, -10), min(hi, 10), 200).astype(np.float16)
     got = np.asarray(getattr(xp, name)(xp.asarray(x)))

@@ -13,6 +13,8 @@ from vyre import array_api as xp
 from vyre.array._interop import from_wgpu_buffer, wgpu_buffer  # not yet exported by vyre.array (the lead wires it)
 from vyre.errors import DeviceMismatchError, DispatchError
 
+from gpu_policy import skip_or_fail
+
 DOUBLE_PLUS_ONE = """
 @group(0) @binding(0) var<storage, read> src: array<f32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
@@ -30,7 +32,7 @@ def user_device(gpu):
 
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     if adapter is None:
-        pytest.skip("no wgpu adapter")
+        skip_or_fail("no wgpu adapter")
     return adapter.request_device_sync(label="user-device")
 
 

@@ -14,6 +14,8 @@ import vyre
 from vyre import array_api as xp
 from vyre.errors import DeviceMismatchError, DispatchError
 
+from gpu_policy import skip_or_fail
+
 RNG = np.random.default_rng(11)
 
 
@@ -44,7 +46,7 @@ def _want(an, bn, fn=np.matmul):
 
 def _skip_f16(backend, dtype):
     if np.dtype(dtype) == np.float16 and not backend.capabilities().f16:
-        pytest.skip("no shader-f16 on this adapter")
+        skip_or_fail("no shader-f16 on this adapter")
 
 
 SHAPES = [((5, 7), (7, 3)), ((1, 1), (1, 1)), ((2, 5, 8), (8, 4)), ((2, 5, 8), (2, 8, 4)),

@@ -13,6 +13,8 @@ from vyre import array_api as xp
 from vyre.array._expr import Reshape, Strided
 from vyre.errors import DispatchError, UnsupportedDTypeError
 
+from gpu_policy import skip_or_fail
+
 
 def _eq(got, want):
     g = np.asarray(got)
@@ -192,7 +194,7 @@ def test_zero_d_and_empty(xb):
 
 def test_float16(xb):
     if not xb.capabilities().f16:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
     h = np.arange(6, dtype=np.float16).reshape(2, 3) / 4
     x = xp.asarray(h)
     _eq(xp.concat((x, xp.flip(x, axis=1)), axis=1), np.concatenate((h, np.flip(h, axis=1)), axis=1))

@@ -12,6 +12,8 @@ import vyre
 from vyre import array_api as xp
 from vyre.errors import DispatchError
 
+from gpu_policy import skip_or_fail
+
 SPECIALS = np.array([np.nan, 1.0, -0.0, 0.0, -np.inf, np.inf, np.nan, -1.0, 0.0, -0.0, 1.0, 3.0], np.float32)
 
 
@@ -45,7 +47,7 @@ def _np_argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 
 def _skip_f16(backend, dtype: str) -> None:
     if dtype == "float16" and not backend.capabilities().f16:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
 
 
 # ---- argmax / argmin --------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ from vyre import array as xp
 from vyre.array._stats_kernel import depth
 from vyre.errors import DispatchError, UnsupportedDTypeError
 
+from gpu_policy import skip_or_fail
+
 EPS = float(np.finfo(np.float32).eps)
 AXES = [None, 0, 1, 2, -1, (0, 2), (1, 2), (0, 1, 2), (-3, -1), ()]
 
@@ -98,7 +100,7 @@ def test_dtype_rules_and_dtype_argument(xb):
 
 def test_float16_accumulates_in_f32(xb):
     if not xb.capabilities().f16:
-        pytest.skip("no shader-f16")
+        skip_or_fail("no shader-f16")
     xn = _rng(5).random(3000).astype(np.float16)
     x = xp.asarray(xn)
     for f, want in ((xp.sum, xn.astype(np.float64).sum()), (xp.mean, xn.astype(np.float64).mean())):
