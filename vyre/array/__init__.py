@@ -27,7 +27,7 @@ Extending (the contract of the function families built on this core):
 from __future__ import annotations
 
 # the function families (each module's __all__; one import line per family)
-from . import _indexing, _linalg, _manip, _search, _stats
+from . import _indexing, _interop, _linalg, _manip, _search, _stats
 from ._array import Array
 from ._creation import (
                         arange,
@@ -49,6 +49,7 @@ from ._functions import *  # noqa: F403 - the standard's elementwise functions
 from ._functions import __all__ as _elementwise_all
 from ._fuse import evaluate, fusion_stats, reset_fusion_stats
 from ._indexing import *  # noqa: F403
+from ._interop import *  # noqa: F403
 from ._linalg import *  # noqa: F403
 from ._manip import *  # noqa: F403
 from ._pipeline import run_pipeline_on
@@ -69,4 +70,4 @@ __all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray"
            "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
            *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
            "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
-           *_indexing.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__]
+           *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__]
