@@ -47,7 +47,7 @@ help:
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); $(call apt_install,$(VENV_DEBS)); \
 		$(PYTHON) -m venv $(VENV); }
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs,distributed]'
 	@touch $@
 
 # wgpu needs a Vulkan driver (ICD) and loader. lavapipe runs on the CPU: every machine gets an adapter.
