@@ -12,7 +12,9 @@ Hierarchy::
         ├── DispatchError        (bad inputs / config, or the GPU rejected the work)
         ├── DeviceLostError
         ├── OutOfMemoryError
-        └── UnsupportedFeatureError
+        ├── UnsupportedFeatureError
+        └── DistributedError     (vyre.distributed: a worker could not run its share)
+            └── WorkerTimeoutError
 
 Each class has a stable ``code`` string (``VYRE-E...``) that tools can match on.
 """
@@ -233,6 +235,28 @@ class DeviceMismatchError(DispatchError):
     code = "VYRE-E307"
 
 
+class DistributedError(BackendError):
+    """:mod:`vyre.distributed` could not get a share of the work done: a worker actor died and could not be
+    restarted, Ray is not installed or not running, no worker could be placed (no node offers the
+    ``vyre_adapter`` resource), or a program arrived whose wire bytes do not match its fingerprint.
+    Errors of the work itself (a ``DispatchError``, a ``ValidationError``) come back as themselves.
+
+    Typical fix: ``pip install 'vyre[distributed]'``; start nodes with ``ray start --resources
+    '{"vyre_adapter": N}'`` (N = the node's adapters); ``pool.stats()`` shows which workers are alive.
+    """
+    code = "VYRE-E308"
+
+
+class WorkerTimeoutError(DistributedError):
+    """A :mod:`vyre.distributed` worker did not answer within the pool's ``timeout_s`` (a hung device, an
+    overloaded node, a network partition): vyre never waits for ever on a worker.
+
+    Typical fix: raise ``timeout_s`` for long work (``local_pool(timeout_s=...)``/``Pool(timeout_s=...)``), or
+    split the batch; check the node with ``pool.stats()``.
+    """
+    code = "VYRE-E309"
+
+
 __all__ = [
     "VyreError",
     "ValidationIssue",
@@ -248,4 +272,6 @@ __all__ = [
     "UnsupportedFeatureError",
     "UnsupportedDTypeError",
     "DeviceMismatchError",
+    "DistributedError",
+    "WorkerTimeoutError",
 ]
