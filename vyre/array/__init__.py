@@ -27,7 +27,7 @@ Extending (the contract of the function families built on this core):
 from __future__ import annotations
 
 # the function families (each module's __all__; one import line per family)
-from . import _indexing, _interop, _linalg, _manip, _search, _stats
+from . import _creation_grid, _indexing, _interop, _linalg, _manip, _search, _stats, _utility
 from ._array import Array
 from ._creation import (
                         arange,
@@ -43,6 +43,7 @@ from ._creation import (
                         zeros,
                         zeros_like,
 )
+from ._creation_grid import *  # noqa: F403
 from ._device import current_backend, use
 from ._dtypes import bool, can_cast, finfo, float16, float32, iinfo, int32, isdtype, result_type, uint32  # noqa: A004
 from ._functions import *  # noqa: F403 - the standard's elementwise functions
@@ -55,6 +56,7 @@ from ._manip import *  # noqa: F403
 from ._pipeline import run_pipeline_on
 from ._search import *  # noqa: F403
 from ._stats import *  # noqa: F403
+from ._utility import *  # noqa: F403
 from ._views import broadcast_to, permute_dims, reshape
 
 __array_api_version__ = "2024.12"
@@ -70,4 +72,5 @@ __all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray"
            "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
            *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
            "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
-           *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__]
+           *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__,
+           *_creation_grid.__all__, *_utility.__all__]
