@@ -87,6 +87,8 @@ def main(argv=None, prog="python -m benches") -> int:
     ctx = H.Context(gpu=gpu, base=base, quick=args.quick, progress=H.Progress(0),
                     reps=args.reps or (5 if not args.quick else 3), target_s=0.02 if not args.quick else 0.01)
     ctx.progress.total = sum(m.plan(ctx) for m in mods.values())
+    if not args.quick:
+        H.warm_device(gpu, 2.0)
     failures = []
     for fam, mod in mods.items():
         ctx.progress.say(f"-- {fam}")

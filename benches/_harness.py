@@ -614,3 +614,18 @@ class Context:
             return Outcome.missing(self.base.cupy_note)
         fn = make(self.base.cupy)
         return Outcome(self.base.cupy_kernel(fn, reps=reps or self.reps, target_s=self.target_s, max_k=max_k))
+
+
+def warm_device(gpu, seconds: float) -> None:
+    """Keep the device busy for ``seconds`` before the first measurement of a run: a GPU that has just
+    started (or idled) runs at low clocks, and the per-measurement warm-up (WARM_S) did not lift it in
+    time (the first family measured on a freshly started H200 read 0.33x torch, 0.96x when rerun)."""
+    n = 1 << 22
+    a = np.ones(n, np.float32)
+    op = ResidentOp(gpu, "zip.add", {"shape_x": (n,), "shape_y": (n,), "dtype": "f32"}, [a, a])
+    try:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            gpu.dispatch_resident_sequence_timed(list(op.steps) * 100)
+    finally:
+        op.free()
