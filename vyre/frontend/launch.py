@@ -135,12 +135,8 @@ def _array_handle(p: ParamSpec, a: Any) -> Any:
 def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tuple[int, ...], bool]:
     want = kind.dtype
     if _vyre_array(v):
-        if v.dtype != want.numpy:
-            raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but the vyre Array is {v.dtype}",
-                                fix=f"convert it: vyre.array.astype(x, vyre.array.{want.numpy.name})")
-        if v.ndim < 1 or v.ndim > 3 or v.size == 0:
-            raise DispatchError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions "
-                                "and at least one element", fix="reshape the array")
+        _check_array(name, pname, kind, v, "the vyre Array",
+                     f"convert it: vyre.array.astype(x, vyre.array.{want.numpy.name})")
         return v, tuple(v.shape), True
     if isinstance(v, ResidentHandle) or (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], ResidentHandle)):
         handle, shape = (v, None) if isinstance(v, ResidentHandle) else v
@@ -154,13 +150,17 @@ def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tup
         raise DispatchError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array, a vyre Array or a "
                             f"ResidentHandle, "
                             f"got {type(v).__name__}", fix=f"pass np.asarray(value, dtype=np.{want.numpy.name})")
-    if v.dtype != want.numpy:
-        raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but the array is {v.dtype}",
-                            fix=f"convert it: x.astype(np.{want.numpy.name})")
+    _check_array(name, pname, kind, v, "the array", f"convert it: x.astype(np.{want.numpy.name})")
+    return v, tuple(v.shape), False
+
+
+def _check_array(name: str, pname: str, kind: ArrayType, v: Any, what: str, dtype_fix: str) -> None:
+    """dtype and rank checks shared by numpy arrays and vyre Arrays."""
+    if v.dtype != kind.dtype.numpy:
+        raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but {what} is {v.dtype}", fix=dtype_fix)
     if v.ndim < 1 or v.ndim > 3 or v.size == 0:
         raise DispatchError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions and "
                             "at least one element", fix="reshape the array")
-    return v, tuple(v.shape), False
 
 
 def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
