@@ -154,7 +154,7 @@ def test_capabilities(backend):
     assert caps.max_invocations_per_workgroup >= 256
     if backend.name == "reference":
         assert (caps.native_pipelines, caps.timestamps, caps.f16, caps.subgroups, caps.async_dispatch) == (
-            False, False, True, False, False)
+            False, False, True, True, False)
         assert caps.max_workgroup_size == (256, 256, 64)
     else:
         assert caps.native_pipelines is True

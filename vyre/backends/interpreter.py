@@ -79,6 +79,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         self.L = n_wg * self.inv
         self.max_iter = backend.max_loop_iterations
         self.compact_min = backend.compact_min_lanes
+        self.sg_size = backend.subgroup_size
         self.lane = np.arange(self.L, dtype=np.int64)
         self.wg_local = self.lane // self.inv
         self.local = self.lane % self.inv

@@ -24,6 +24,7 @@ from ..ir.nodes import (
     Lit,
     Load,
     Select,
+    Subgroup,
     Unary,
     UnOp,
     Var,
@@ -32,6 +33,7 @@ from ..ir.nodes import (
 from ..ir.program import Program
 from ..ir.traverse import Visitor
 from . import semantics as sem
+from .interpreter_subgroup import subgroup_op
 from .memory import Memory
 
 
@@ -48,6 +50,8 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
     mask: np.ndarray  # active lanes (atomics only act on them)
     scopes: list[dict[str, np.ndarray]]  # innermost last
     _builtins: dict[tuple[Any, ...], np.ndarray]
+    n_wg: int
+    sg_size: int  # the simulated subgroup size (see vyre.backends.interpreter_subgroup)
 
     def lookup_scope(self, name: str) -> dict[str, np.ndarray]:
         for scope in reversed(self.scopes):
@@ -81,6 +85,10 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
             return loc.astype(np.uint32)
         if name is BuiltinName.GLOBAL_INDEX:
             return (w * self.inv + loc).astype(np.uint32)  # wraps like u32 arithmetic on the GPU
+        if name is BuiltinName.SUBGROUP_INVOCATION_ID:
+            return (loc % self.sg_size).astype(np.uint32)
+        if name is BuiltinName.SUBGROUP_SIZE:
+            return np.array([self.sg_size], dtype=np.uint32)
         assert axis is not None  # the vec3 built-ins have an axis (validated)
         if name is BuiltinName.NUM_WORKGROUPS:
             return np.array([self.grid[axis]], dtype=np.uint32)
@@ -177,6 +185,15 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         expected = None if e.expected is None else self.visit(e.expected)
         value = None if e.value is None else self.visit(e.value)
         return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
+
+    def visit_Subgroup(self, e: Subgroup) -> np.ndarray:
+        value = self.visit(e.value)
+        lane = None if e.lane is None else self.visit(e.lane)
+        size = self.sg_size
+        per_wg = -(-self.inv // size)  # subgroups per workgroup: consecutive local indices
+        mask = np.broadcast_to(self.mask, self.local.shape)
+        return subgroup_op(e.op, value, lane, mask, self.wg_local * per_wg + self.local // size,
+                           self.local % size, size, self.n_wg * per_wg)
 
     def visit_VecNew(self, e: VecNew) -> np.ndarray:
         return vec_new([self.visit(a) for a in e.args], e.dtype.lanes)

@@ -22,6 +22,7 @@ from .handles import ResidentHandle
 from .host import DispatchPlan, fold_grid, plan_dispatch, storage_dtype, storage_to_host
 from .interpreter import COMPACT_MIN_LANES
 from .interpreter import Chunk as _Chunk
+from .interpreter_subgroup import valid_subgroup_size
 from .memory import Memory
 from .reference_protocol import ReferenceCompiler, compiled_program, reference_capabilities, run_batch
 from .reference_resident import HostResidentStore, as_config
@@ -30,6 +31,7 @@ from .schedule import run_pipeline as _run_pipeline_on
 
 DEFAULT_CHUNK_LANES = 1 << 20
 DEFAULT_MAX_LOOP_ITERATIONS = 10_000_000
+DEFAULT_SUBGROUP_SIZE = 32  # simulated subgroup size (NVIDIA's warp)
 WORKGROUP_MEMORY_BUDGET = 256 << 20  # bytes of workgroup arrays one chunk may allocate
 DEFAULT_MAX_STORAGE_BUFFER_BYTES = 1 << 32  # largest buffer (dispatch binding or resident allocation)
 
@@ -57,6 +59,10 @@ class ReferenceBackend:
         about the total number of trips, not lanes x the longest trip count).
     max_storage_buffer_bytes:
         the largest buffer a dispatch may bind or a resident allocation may have.
+    subgroup_size:
+        the subgroup size simulated for subgroup operations and the ``subgroup_size`` built-in
+        (a power of two, 4..128; subgroups are runs of consecutive local invocation indices,
+        see :mod:`vyre.backends.interpreter_subgroup`).
 
     It implements the whole :class:`vyre.backends.base.Backend` protocol on the host: resident
     buffers are numpy byte arrays it owns (vyre/backends/reference_resident.py), ``compile``
@@ -69,12 +75,17 @@ class ReferenceBackend:
     def __init__(self, chunk_lanes: int = DEFAULT_CHUNK_LANES,
                  max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS,
                  compact_min_lanes: int = COMPACT_MIN_LANES,
-                 max_storage_buffer_bytes: int = DEFAULT_MAX_STORAGE_BUFFER_BYTES):
+                 max_storage_buffer_bytes: int = DEFAULT_MAX_STORAGE_BUFFER_BYTES,
+                 subgroup_size: int = DEFAULT_SUBGROUP_SIZE):
         if chunk_lanes < 1:
             raise ValueError(f"chunk_lanes must be >= 1, got {chunk_lanes}")
         if max_storage_buffer_bytes < 4:
             raise ValueError(f"max_storage_buffer_bytes must be >= 4, got {max_storage_buffer_bytes}")
+        if not valid_subgroup_size(subgroup_size):
+            raise DispatchError(f"ReferenceBackend: subgroup_size must be a power of two from 4 to 128, got "
+                                f"{subgroup_size!r}", fix="pass subgroup_size=32 (the default), 8, 16, 64, ...")
         self.chunk_lanes = int(chunk_lanes)
+        self.subgroup_size = int(subgroup_size)
         self.max_loop_iterations = int(max_loop_iterations)
         self.compact_min_lanes = max(1, int(compact_min_lanes))
         self.max_storage_buffer_bytes = int(max_storage_buffer_bytes)
@@ -84,8 +95,8 @@ class ReferenceBackend:
         self._compiler = ReferenceCompiler(self._validate)
 
     def capabilities(self) -> Capabilities:
-        """What the reference backend does (resident buffers on the host, f16; no native pipelines,
-        subgroups, timestamps or async dispatch) and the limits it validates against."""
+        """What the reference backend does (resident buffers on the host, f16, simulated subgroups; no
+        native pipelines, timestamps or async dispatch) and the limits it validates against."""
         return reference_capabilities(self.max_storage_buffer_bytes)
 
     def _validate(self, program: Program) -> None:

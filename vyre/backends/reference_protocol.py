@@ -27,14 +27,14 @@ COMPILED_CAPACITY = 256
 
 def reference_capabilities(max_storage_buffer_bytes: int) -> Capabilities:
     """What the reference interpreter does: resident buffers on the host, pipelines step by step,
-    f16 (numpy float16), no subgroup operations, no timestamps, no async dispatch. The limits are
+    f16 (numpy float16), subgroup operations (simulated), no timestamps, no async dispatch. The limits are
     the ones it validates programs and dispatches against (the validator's WebGPU defaults)."""
     from ..ir.validate import Limits
 
     lim = Limits()
     return Capabilities(
         backend="reference", device="host (numpy interpreter)", resident=True, native_pipelines=False,
-        timestamps=False, f16=True, subgroups=False, async_dispatch=False,
+        timestamps=False, f16=True, subgroups=True, async_dispatch=False,
         max_storage_buffer_bytes=int(max_storage_buffer_bytes),
         max_workgroups_per_dimension=MAX_WORKGROUPS_PER_DIM,
         max_workgroup_size=(lim.max_compute_workgroup_size_x, lim.max_compute_workgroup_size_y,

@@ -52,6 +52,7 @@ from .nodes import (
     While,
 )
 from .program import Program
+from .subgroups import SubgroupMethods
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
@@ -120,7 +121,7 @@ def _numpy_scalar_dtype(v: object) -> DataType | None:
     return None
 
 
-class ProgramBuilder:
+class ProgramBuilder(SubgroupMethods):
     """Collects declarations and statements, then :meth:`build` returns a validated Program."""
 
     def __init__(self, name: str, workgroup_size: int | tuple[int, ...] = 64, *,

@@ -109,11 +109,45 @@ class BuiltinName(str, Enum):
     NUM_WORKGROUPS = "num_workgroups"  # vec3 component, needs axis
     GLOBAL_INDEX = "global_index"  # linear index over the whole (logical) grid
     LOCAL_INDEX = "local_index"  # linear index inside the workgroup
+    SUBGROUP_INVOCATION_ID = "subgroup_invocation_id"  # lane inside the subgroup (needs the subgroups feature)
+    SUBGROUP_SIZE = "subgroup_size"  # invocations per subgroup (needs the subgroups feature)
 
 
 AXIS_BUILTINS = frozenset(
     {BuiltinName.GLOBAL_ID, BuiltinName.LOCAL_ID, BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS}
 )
+
+
+SUBGROUP_BUILTINS = frozenset({BuiltinName.SUBGROUP_INVOCATION_ID, BuiltinName.SUBGROUP_SIZE})
+
+
+class SubgroupOp(str, Enum):
+    """Operations across the active invocations of a subgroup (WGSL's ``subgroup*`` built-ins)."""
+
+    ADD = "add"
+    MUL = "mul"
+    MIN = "min"
+    MAX = "max"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    ALL = "all"  # bool
+    ANY = "any"  # bool
+    INCLUSIVE_ADD = "inclusive_add"
+    EXCLUSIVE_ADD = "exclusive_add"
+    INCLUSIVE_MUL = "inclusive_mul"
+    EXCLUSIVE_MUL = "exclusive_mul"
+    BROADCAST = "broadcast"  # lane: a u32 literal
+    BROADCAST_FIRST = "broadcast_first"
+    SHUFFLE = "shuffle"  # lane: any u32
+    SHUFFLE_XOR = "shuffle_xor"  # lane: a workgroup-uniform u32 mask
+    SHUFFLE_UP = "shuffle_up"  # lane: a workgroup-uniform u32 delta
+    SHUFFLE_DOWN = "shuffle_down"  # lane: a workgroup-uniform u32 delta
+    BALLOT = "ballot"  # bool -> vec4<u32>
+
+
+SUBGROUP_LANE_OPS = frozenset({SubgroupOp.BROADCAST, SubgroupOp.SHUFFLE, SubgroupOp.SHUFFLE_XOR,
+                               SubgroupOp.SHUFFLE_UP, SubgroupOp.SHUFFLE_DOWN})
 
 
 class BarrierScope(str, Enum):
@@ -249,11 +283,25 @@ class Extract(Node):
     lane: int
 
 
+class Subgroup(Node):
+    """A subgroup operation on ``value`` across the active invocations of the caller's subgroup;
+    ``lane`` is the source lane of broadcast/shuffle, the mask of shuffle_xor, the delta of
+    shuffle_up/down (None for the other ops). Needs the ``subgroups`` capability and
+    workgroup-uniform control flow (see :mod:`vyre.ir.subgroups`)."""
+
+    kind: Literal["subgroup"] = "subgroup"
+    op: SubgroupOp
+    value: Expr
+    lane: Expr | None = None
+
+
 Expr = Annotated[
-    Lit | Var | Load | BufLen | Builtin | Unary | Binary | Select | Cast | Bitcast | Fma | Atomic | VecNew | Extract,
+    Lit | Var | Load | BufLen | Builtin | Unary | Binary | Select | Cast | Bitcast | Fma | Atomic | VecNew | Extract
+    | Subgroup,
     Field(discriminator="kind"),
 ]
-EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract)
+EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract,
+              Subgroup)
 
 
 # --------------------------------------------------------------------------- stmts
@@ -347,7 +395,7 @@ for _cls in EXPR_TYPES + STMT_TYPES:
 __all__ = [
     "Node", "UnOp", "BinOp", "AtomicOp", "BuiltinName", "BarrierScope",
     "FLOAT_UNOPS", "INT_UNOPS", "ARITH_BINOPS", "BIT_BINOPS", "SHIFT_BINOPS", "COMPARE_BINOPS",
-    "LOGIC_BINOPS", "AXIS_BUILTINS",
+    "LOGIC_BINOPS", "AXIS_BUILTINS", "SUBGROUP_BUILTINS", "SubgroupOp", "SUBGROUP_LANE_OPS", "Subgroup",
     "Lit", "Var", "Load", "BufLen", "Builtin", "Unary", "Binary", "Select", "Cast", "Bitcast", "Fma",
     "Atomic", "VecNew", "Extract", "Expr", "EXPR_TYPES",
     "Let", "VarDecl", "Assign", "Store", "If", "For", "While", "Break", "Continue", "Barrier", "Return",

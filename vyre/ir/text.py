@@ -32,6 +32,7 @@ from .nodes import (
     Select,
     Stmt,
     Store,
+    Subgroup,
     Unary,
     Var,
     VarDecl,
@@ -114,6 +115,10 @@ class _Text(Visitor[str], covers=NODE_TYPES):
 
     def visit_Extract(self, e: Extract) -> str:
         return f"{self.visit(e.arg)}.{'xyzw'[e.lane] if 0 <= e.lane < 4 else e.lane}"
+
+    def visit_Subgroup(self, e: Subgroup) -> str:
+        lane = "" if e.lane is None else f", {self.visit(e.lane)}"
+        return f"subgroup_{e.op.value}({self.visit(e.value)}{lane})"
 
     # ---- statements (one line each) ----
     def visit_Let(self, s: Let) -> str:

@@ -47,6 +47,7 @@ from .nodes import (
     Select,
     Stmt,
     Store,
+    Subgroup,
     Unary,
     Var,
     VarDecl,
@@ -105,6 +106,7 @@ CHILD_FIELDS: dict[type[Node], tuple[ChildField, ...]] = {
     Atomic: (_expr("index"), _optional("expected"), _optional("value")),
     VecNew: (_exprs("args"),),
     Extract: (_expr("arg"),),
+    Subgroup: (_expr("value"), _optional("lane")),
     # statements
     Let: (_expr("value"),),
     VarDecl: (_optional("value"),),

@@ -21,6 +21,7 @@ from .nodes import (
     INT_UNOPS,
     LOGIC_BINOPS,
     SHIFT_BINOPS,
+    SUBGROUP_LANE_OPS,
     Atomic,
     AtomicOp,
     Binary,
@@ -36,6 +37,8 @@ from .nodes import (
     Load,
     Node,
     Select,
+    Subgroup,
+    SubgroupOp,
     Unary,
     UnOp,
     Var,
@@ -353,6 +356,40 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
             return self.bad(path, e, "type", f"cannot take component {e.lane} of {t.value}",
                             "extract components 0..lanes-1 of a vector")
         return t.scalar
+
+    def visit_Subgroup(self, e: Subgroup, path: str) -> DataType | None:
+        t = self.visit(e.value, path + ".value")
+        lt = self.visit(e.lane, path + ".lane") if e.lane is not None else None
+        op = e.op
+        if op in SUBGROUP_LANE_OPS:
+            if e.lane is None:
+                return self.bad(path, e, "type", f"subgroup {op.value} needs a lane",
+                                f"pass the lane, e.g. b.subgroup_{op.value}(x, 0)")
+            if lt is not None and lt is not DataType.U32:
+                return self.bad(path + ".lane", e.lane, "type", f"the lane of subgroup {op.value} must be u32, "
+                                f"found {lt.value}", "cast it with .cast('u32')")
+            if op is SubgroupOp.BROADCAST and not (isinstance(e.lane, Lit) and 0 <= int(e.lane.value) < 128):
+                return self.bad(path + ".lane", e.lane, "type", "the lane of subgroup broadcast must be a u32 "
+                                "literal in [0, 128) (WGSL takes a constant there)",
+                                "pass a Python int, or use b.subgroup_shuffle(x, lane) for a lane computed at run time")
+        elif e.lane is not None:
+            return self.bad(path, e, "type", f"subgroup {op.value} takes no lane", "drop the lane")
+        if t is None:
+            return None
+        if op in (SubgroupOp.ALL, SubgroupOp.ANY, SubgroupOp.BALLOT):
+            if t is not DataType.BOOL:
+                return self.bad(path, e, "type", f"subgroup {op.value} takes a bool, found {t.value}",
+                                "compare the value first, e.g. (x != 0)")
+            return DataType.VEC4_U32 if op is SubgroupOp.BALLOT else DataType.BOOL
+        if op in (SubgroupOp.AND, SubgroupOp.OR, SubgroupOp.XOR):
+            if not t.is_int:
+                return self.bad(path, e, "type", f"subgroup {op.value} needs an integer (or integer vector), "
+                                f"found {t.value}", "cast the value to u32 or i32")
+            return t
+        if not t.is_numeric:
+            return self.bad(path, e, "type", f"subgroup {op.value} needs a numeric scalar or vector, found "
+                            f"{t.value}", "cast bools to u32 first (or use subgroup_all/any/ballot for bools)")
+        return t
 
 
 __all__ = ["TypeEnv", "VarInfo", "infer"]

@@ -12,6 +12,11 @@ control flow. This analysis is deliberately simple and conservative (stricter th
   early (``break``/``continue``/``return`` under non-uniform control flow), and after a
   ``return`` under non-uniform control flow.
 
+Subgroup operations (:mod:`vyre.ir.subgroups`) follow the barrier rule: each must run in
+workgroup-uniform control flow (stricter than WGSL's subgroup uniformity, and simple to state),
+and the mask/delta of ``shuffle_xor``/``shuffle_up``/``shuffle_down`` must be uniform. Their
+results are non-uniform (they differ between subgroups).
+
 Variable uniformity is a monotone fixpoint (a loop can make a variable that its own
 condition reads non-uniform), so the walk repeats until nothing changes.
 """
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 from .nodes import (
     STMT_TYPES,
+    SUBGROUP_LANE_OPS,
     Assign,
     Atomic,
     Barrier,
@@ -38,13 +44,15 @@ from .nodes import (
     Return,
     Stmt,
     Store,
+    Subgroup,
+    SubgroupOp,
     Var,
     VarDecl,
     While,
 )
 from .program import Program
 from .text import expr_to_text
-from .traverse import Visitor, walk_expr
+from .traverse import Visitor, expr_children_at, walk_expr
 from .types import Access
 
 UNIFORM_BUILTINS = frozenset({BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS})
@@ -59,9 +67,30 @@ class BarrierProblem:
     reason: str
 
 
+@dataclass(frozen=True)
+class SubgroupProblem:
+    """A subgroup operation outside workgroup-uniform control flow (or with a non-uniform mask/delta), and why."""
+
+    path: str
+    op: Subgroup
+    reason: str
+
+
+_UNIFORM_LANE = frozenset(SUBGROUP_LANE_OPS - {SubgroupOp.SHUFFLE})  # broadcast's literal lane is uniform too
+
+
 def nonuniform_barriers(program: Program) -> list[BarrierProblem]:
     """Every barrier of ``program`` that is not in workgroup-uniform control flow."""
     return _Analysis(program).run()
+
+
+def uniformity_problems(program: Program) -> tuple[list[BarrierProblem], list[SubgroupProblem]]:
+    """The barriers and the subgroup operations of ``program`` that break the uniformity rules."""
+    a = _Analysis(program)
+    barriers = a.run()
+    seen: set[str] = set()
+    subgroup = [q for q in a.subgroup_problems if not (q.path in seen or seen.add(q.path))]  # loop ends: once
+    return barriers, subgroup
 
 
 class _Analysis(Visitor[None], covers=STMT_TYPES):
@@ -75,6 +104,7 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
         self.tainted_loops: dict[str, str] = {}  # loop path -> why its body is non-uniform
         self.changed = False
         self.problems: list[BarrierProblem] = []
+        self.subgroup_problems: list[SubgroupProblem] = []
         self.scopes: list[dict[str, str]] = [{}]
         self.loops: list[str] = []
         self.returned: str | None = None
@@ -84,6 +114,7 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
         while True:
             self.changed = False
             self.problems = []
+            self.subgroup_problems = []
             self.scopes = [{}]
             self.loops = []
             self.returned = None
@@ -107,6 +138,8 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
                 where = "storage buffer" if node.buffer in self.storage else "workgroup array"
                 return (f"`{expr_to_text(node)}`, a load from the {where} {node.buffer!r} "
                         "(only uniform-buffer loads count as uniform)")
+            if isinstance(node, Subgroup):
+                return f"the subgroup operation `{expr_to_text(node)}`, whose result differs between subgroups"
             if isinstance(node, Atomic):
                 return f"the atomic `{expr_to_text(node)}`, which returns a different old value to each invocation"
             if isinstance(node, Var):
@@ -130,11 +163,28 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
         if w is not None:
             self.mark(decl, f"is assigned at {path} from {w}")
 
+    def subgroup_ops(self, e: Expr, path: str, cf: str | None) -> None:
+        """Record the subgroup operations in ``e`` (evaluated under ``cf``) that break the rules."""
+        for node, p in walk_expr(e, path):
+            if not isinstance(node, Subgroup):
+                continue
+            if cf is not None:
+                self.subgroup_problems.append(SubgroupProblem(p, node, cf))
+            elif node.op in _UNIFORM_LANE and node.lane is not None:
+                w = self.why(node.lane)
+                if w is not None:
+                    self.subgroup_problems.append(SubgroupProblem(
+                        p + ".lane", node, f"its {'mask' if node.op is SubgroupOp.SHUFFLE_XOR else 'delta'} "
+                        f"`{expr_to_text(node.lane)}` is not workgroup-uniform: it depends on {w}"))
+
     # ---- statements ---------------------------------------------------------
     def block(self, stmts: list[Stmt], path: str, cf: str | None) -> None:
         self.scopes.append({})
         for i, s in enumerate(stmts):
-            self.visit(s, f"{path}[{i}]", cf or self.returned)
+            p = f"{path}[{i}]"
+            for e, ep in expr_children_at(s, p):
+                self.subgroup_ops(e, ep, cf or self.returned)
+            self.visit(s, p, cf or self.returned)
         self.scopes.pop()
 
     def visit_Let(self, s: Let | VarDecl, path: str, cf: str | None) -> None:
@@ -162,6 +212,8 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
                        f"`{expr_to_text(s.start)}..{expr_to_text(s.end)}` are not workgroup-uniform: "
                        f"they depend on {w}")
         self.scopes.append({s.var: path})
+        if cf is None:  # the end is evaluated again before each trip
+            self.subgroup_ops(s.end, path + ".end", inner or self.tainted_loops.get(path))
         self.loop(s.body, path, inner)
         self.scopes.pop()
 
@@ -170,6 +222,8 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
         inner = cf or (None if w is None else
                        f"it is inside the `while` loop at {path} whose condition `{expr_to_text(s.cond)}` "
                        f"is not workgroup-uniform: it depends on {w}")
+        if cf is None:  # the condition is evaluated again before each trip
+            self.subgroup_ops(s.cond, path + ".cond", inner or self.tainted_loops.get(path))
         self.loop(s.body, path, inner)
 
     def visit_Break(self, s: Break | Continue, path: str, cf: str | None) -> None:
@@ -209,4 +263,4 @@ class _Analysis(Visitor[None], covers=STMT_TYPES):
             self.changed = True
 
 
-__all__ = ["UNIFORM_BUILTINS", "BarrierProblem", "nonuniform_barriers"]
+__all__ = ["UNIFORM_BUILTINS", "BarrierProblem", "SubgroupProblem", "nonuniform_barriers", "uniformity_problems"]

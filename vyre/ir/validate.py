@@ -44,7 +44,7 @@ from .program import Program
 from .traverse import Visitor, expr_depth, walk_expr
 from .types import Access, DataType
 from .typing import TypeEnv, infer
-from .uniformity import nonuniform_barriers
+from .uniformity import uniformity_problems
 from .validate_decls import DeclChecker, Issues, node_text
 
 # Nesting limits: WGSL allows 127 nested brace blocks per function (the generated shader adds its own),
@@ -64,6 +64,8 @@ RULES = {
     ),
     "atomic-type": "atomics only on u32/i32 read_write buffers or workgroup arrays",
     "barrier-uniformity": "every invocation of a workgroup reaches each barrier",
+    "subgroup-uniformity": "every subgroup operation runs in workgroup-uniform control flow, and the mask/delta of "
+                           "shuffle_xor/up/down is workgroup-uniform",
     "control-flow": "break/continue only inside a loop",
     "for-step": "a for-loop step is a non-zero i32",
     "workgroup-size": "workgroup size dims are >= 1, within the per-axis limits, product within the invocation limit",
@@ -96,6 +98,11 @@ _BARRIER_FIX = (
     "uniform-buffer loads, and variables assigned only such values); replace an early "
     "non-uniform return/break with a flag checked after the barrier"
 )
+_SUBGROUP_FIX = (
+    "guard the value, not the call: compute it with b.select(cond, value, identity) and call the subgroup "
+    "operation at top level (or under workgroup-uniform conditions only); give shuffle_xor/up/down a "
+    "uniform mask/delta (a literal, len(...), a uniform-buffer load)"
+)
 
 
 class _Checker(Visitor[None], covers=STMT_TYPES):
@@ -122,10 +129,15 @@ class _Checker(Visitor[None], covers=STMT_TYPES):
         self.block(self.p.body, "body")
         if self.too_deep:
             return self.issues.found  # the uniformity walk recurses through blocks and prints expressions
-        for prob in nonuniform_barriers(self.p):
+        barriers, subgroup_ops = uniformity_problems(self.p)
+        for prob in barriers:
             self.add("barrier-uniformity", prob.path, prob.barrier,
                      f"the barrier at {prob.path} may not be reached by every invocation of the workgroup: "
                      f"{prob.reason}", _BARRIER_FIX)
+        for sg in subgroup_ops:
+            self.add("subgroup-uniformity", sg.path, sg.op,
+                     f"the subgroup operation at {sg.path} must run in workgroup-uniform control flow with a "
+                     f"uniform mask/delta: {sg.reason}", _SUBGROUP_FIX)
         return self.issues.found
 
     # ---- scopes -------------------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import LoweringError
 from ..ir.program import Program
+from ..ir.subgroups import program_uses_subgroups
 from ..ir.types import Access, DataType
 from ..ir.validate import validate
 from .wgsl import ENTRY_POINT, LOWERING_VERSION, render, uniform_binding_nbytes
@@ -81,7 +82,8 @@ def lower(program: Program) -> LoweredProgram:
     bindings.append(
         BindingInfo(PARAMS_GROUP, PARAMS_BINDING, PARAMS_NAME, "uniform", DataType.U32, Access.UNIFORM, False)
     )
-    features = frozenset({"shader-f16"}) if uses_f16 else frozenset()
+    features = frozenset({"shader-f16"} if uses_f16 else set()) | frozenset(
+        {"subgroup"} if program_uses_subgroups(program) else set())
     return LoweredProgram(
         wgsl=wgsl,
         entry_point=ENTRY_POINT,

@@ -24,6 +24,8 @@ from ..ir.nodes import (
     Lit,
     Load,
     Select,
+    Subgroup,
+    SubgroupOp,
     Unary,
     UnOp,
     Var,
@@ -53,6 +55,18 @@ ATOMIC_FN = {
     AtomicOp.ADD: "atomicAdd", AtomicOp.SUB: "atomicSub", AtomicOp.MIN: "atomicMin", AtomicOp.MAX: "atomicMax",
     AtomicOp.AND: "atomicAnd", AtomicOp.OR: "atomicOr", AtomicOp.XOR: "atomicXor",
     AtomicOp.EXCHANGE: "atomicExchange",
+}
+
+SUBGROUP_FN = {
+    SubgroupOp.ADD: "subgroupAdd", SubgroupOp.MUL: "subgroupMul", SubgroupOp.MIN: "subgroupMin",
+    SubgroupOp.MAX: "subgroupMax", SubgroupOp.AND: "subgroupAnd", SubgroupOp.OR: "subgroupOr",
+    SubgroupOp.XOR: "subgroupXor", SubgroupOp.ALL: "subgroupAll", SubgroupOp.ANY: "subgroupAny",
+    SubgroupOp.INCLUSIVE_ADD: "subgroupInclusiveAdd", SubgroupOp.EXCLUSIVE_ADD: "subgroupExclusiveAdd",
+    SubgroupOp.INCLUSIVE_MUL: "subgroupInclusiveMul", SubgroupOp.EXCLUSIVE_MUL: "subgroupExclusiveMul",
+    SubgroupOp.BROADCAST: "subgroupBroadcast", SubgroupOp.BROADCAST_FIRST: "subgroupBroadcastFirst",
+    SubgroupOp.SHUFFLE: "subgroupShuffle", SubgroupOp.SHUFFLE_XOR: "subgroupShuffleXor",
+    SubgroupOp.SHUFFLE_UP: "subgroupShuffleUp", SubgroupOp.SHUFFLE_DOWN: "subgroupShuffleDown",
+    SubgroupOp.BALLOT: "subgroupBallot",
 }
 
 
@@ -100,6 +114,12 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         axis = None if e.axis is None else AXES[e.axis]
         if n is BuiltinName.LOCAL_INDEX:
             return "_lidx"
+        if n is BuiltinName.SUBGROUP_INVOCATION_ID:
+            self.st.builtins.add("sgid")
+            return "_sgid"
+        if n is BuiltinName.SUBGROUP_SIZE:
+            self.st.builtins.add("sgsize")
+            return "_sgsize"
         if n is BuiltinName.GLOBAL_INDEX:
             self.st.builtins.add("gidx")
             return "_gidx"
@@ -233,6 +253,12 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         if not is_atom(a):
             a = f"({a})"
         return f"{a}.{AXES[e.lane]}"
+
+    def visit_Subgroup(self, e: Subgroup) -> str:
+        args = [bare(self.visit(e.value))]
+        if e.lane is not None:
+            args.append(bare(self.visit(e.lane)))
+        return f"{SUBGROUP_FN[e.op]}({', '.join(args)})"
 
     def visit_Atomic(self, e: Atomic) -> str:  # pragma: no cover - the passes leave atomics only in let/eval
         self.st.fail("an atomic nested in an expression reached the lowering",

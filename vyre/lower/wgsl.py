@@ -42,6 +42,7 @@ from ..ir.nodes import (
     While,
 )
 from ..ir.program import Program
+from ..ir.subgroups import program_uses_subgroups
 from ..ir.traverse import Visitor, iter_exprs, iter_stmts
 from ..ir.types import DataType
 from .exprs import ATOMIC_FN, ExprRenderer
@@ -232,6 +233,7 @@ def _module(st: LoweringState) -> dict[str, Any]:
         "version": LOWERING_VERSION,
         "name": name,
         "f16": program_uses_f16(st.original),
+        "subgroups": program_uses_subgroups(st.original),
         "n_lens": max(1, math.ceil(n_buffers / 4)),
         "decls": decls,
         "helpers": [st.helpers[k] for k in sorted(st.helpers)],
@@ -239,6 +241,8 @@ def _module(st: LoweringState) -> dict[str, Any]:
         "use_wgid": "wgid" in st.builtins,
         "use_gid": "gid" in st.builtins,
         "use_gidx": "gidx" in st.builtins,
+        "use_sgid": "sgid" in st.builtins,
+        "use_sgsize": "sgsize" in st.builtins,
         "entry_point": ENTRY_POINT,
         "body": body,
     }

@@ -171,7 +171,10 @@ def compile_pipeline(device, program, lowered, key: tuple, layouts: LayoutCache 
     label = f"vyre:{name}"
     signatures = tuple(tuple((s.binding, s.kind) for s in slots) for slots in groups)
     try:
-        module = device.create_shader_module(label=label, code=lowered.wgsl)
+        # naga (wgpu-native v27) enables subgroup built-ins through the device feature and rejects
+        # the standard `enable subgroups;` directive (Tint requires it): drop that line for naga
+        code = lowered.wgsl.replace("\nenable subgroups;\n", "\n", 1)
+        module = device.create_shader_module(label=label, code=code)
         if layouts is not None:
             group_layouts = [layouts.group_layout(sig) for sig in signatures]
             pipeline_layout = layouts.pipeline_layout(signatures)

@@ -14,13 +14,13 @@ its first operand hoisted.
 
 from __future__ import annotations
 
-from ..nodes import Atomic, BufLen, Expr, Extract, Lit, Load, Node, Select, Stmt, VecNew
+from ..nodes import Atomic, BufLen, Expr, Extract, Lit, Load, Node, Select, Stmt, Subgroup, VecNew
 from ..program import Program
 from ..traverse import expr_children, with_expr_children
 from .rewriter import Rewriter
 
 _SAFE: tuple[type[Node], ...] = (VecNew, Extract, Select)
-_RUNTIME: tuple[type[Node], ...] = (Load, Atomic)
+_RUNTIME: tuple[type[Node], ...] = (Load, Atomic, Subgroup)  # a subgroup op keeps its literal lane
 
 
 class _HoistConstants(Rewriter):
