@@ -33,12 +33,15 @@ def _free(backend: Any, handle: Any) -> None:
 class Buffer:
     """A resident buffer owned by arrays and by the expression leaves that read it (freed when the last
     of them is collected), so an in-place operator can give an array a new buffer while pending
-    expressions keep reading the old one."""
+    expressions keep reading the old one. ``pending``: the expression whose values the buffer will hold
+    once an evaluation computes them (None when it holds its values, or is an output a kernel fills);
+    a leaf captures the buffer with it, so what the leaf reads never depends on the array's later life."""
 
-    __slots__ = ("handle", "__weakref__")
+    __slots__ = ("handle", "pending", "__weakref__")
 
-    def __init__(self, backend: Any, nbytes: int):
+    def __init__(self, backend: Any, nbytes: int, pending: Node | None = None):
         self.handle = backend.allocate_resident(nbytes)
+        self.pending = pending
         weakref.finalize(self, _free, backend, self.handle)
 
 
@@ -61,13 +64,17 @@ class Array:
 
     # ---- storage ----------------------------------------------------------------------------------
     def _allocate(self) -> Any:
-        """This array's resident buffer (allocated on first call; freed when the array is collected)."""
+        """This array's resident buffer (allocated on first call; freed when the array is collected). For a
+        pending array the buffer records the expression it is to hold (see :class:`Buffer`)."""
         if self._buf is None:
-            self._buf = Buffer(self._device, storage_nbytes(ir_type(self._dtype), self.size))
+            self._buf = Buffer(self._device, storage_nbytes(ir_type(self._dtype), self.size), self._expr)
         return self._buf.handle
 
-    def _commit(self, handle: Any) -> None:
+    def _commit(self) -> None:
+        """Mark a pending array materialised (its buffer now holds its values)."""
         self._expr = None  # drops the tree: its leaves may be collected now
+        if self._buf is not None:
+            self._buf.pending = None
 
     def _storage(self) -> Any:
         """The resident handle of a materialised array (see :meth:`evaluate`)."""

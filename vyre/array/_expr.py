@@ -3,8 +3,8 @@
 Node types (immutable; every node has ``shape``, ``dtype`` (numpy), ``size`` (nodes in the tree, shared
 subtrees counted each time) and ``leaf_ids`` (the distinct leaf arrays)):
 
-* :class:`Leaf`: an :class:`~vyre.array.Array` read from its buffer (a lazy array cut out of a bigger
-  tree is a Leaf too: the evaluation materialises it first, in the same submission);
+* :class:`Leaf`: an :class:`~vyre.array.Array`'s buffer, captured when recorded (a lazy array cut out of a
+  bigger tree is a Leaf too: its buffer's pending expression is computed first, in the same submission);
 * :class:`Scalar`: a Python scalar, passed in a small ``u32`` parameter buffer (bit-cast), so the
   program is cached by structure, not by value;
 * :class:`Map`: an elementwise op (a name in :data:`OPS`) over children of the node's own shape;
@@ -35,7 +35,7 @@ from ..ir.values import BufRef, Val
 from ._dtypes import ir_type
 
 if TYPE_CHECKING:
-    from ._array import Array
+    from ._array import Array, Buffer
 
 #: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val.
 #: vyre/array/_elementwise.py and _math.py fill it; wave-2 modules may add entries (unique names).
@@ -69,25 +69,34 @@ class Node:
 
 
 class Leaf(Node):
-    """An array's buffer: ``buf`` is captured now for a materialised array (later in-place operators on
-    the array do not change what this leaf reads); None for a lazy array cut out of a tree (read from
-    ``array`` once the evaluation has materialised it)."""
+    """An array's buffer, captured when the leaf is made: later in-place operators, assignments or
+    ``out=`` on the array give it another buffer (or copy first), and this leaf keeps reading the values
+    it was recorded against. A lazy array (cut out of a bigger tree) gets its buffer now, with its
+    expression as the buffer's ``pending`` work: the evaluation computes it first, in the same
+    submission, unless another evaluation already has."""
 
-    __slots__ = ("array", "buf")
+    __slots__ = ("buf",)
+    buf: Buffer
 
     def __init__(self, array: Array):
-        self.array, self.shape, self.dtype = array, array.shape, array.dtype
-        self.buf = array._buf if array._expr is None else None
-        self.size, self.leaf_ids = 1, frozenset((id(array),))
+        array._allocate()
+        assert array._buf is not None
+        self.buf = array._buf
+        self.shape, self.dtype = array.shape, array.dtype
+        self.size, self.leaf_ids = 1, frozenset((id(self.buf),))
 
     @property
     def ident(self) -> int:
-        return id(self.buf) if self.buf is not None else id(self.array)
+        return id(self.buf)
+
+    @property
+    def pending(self) -> Node | None:
+        """The expression still to be computed into the buffer (None once it holds its values)."""
+        return self.buf.pending
 
     def handle(self) -> Any:
-        """The resident handle to bind: the captured buffer, or the cut-out array's own buffer (allocated by
-        the plan that materialises it in an earlier step of the same submission)."""
-        return self.buf.handle if self.buf is not None else self.array._allocate()
+        """The resident handle to bind (a pending buffer is filled by an earlier step of the same plan)."""
+        return self.buf.handle
 
 
 class Scalar(Node):

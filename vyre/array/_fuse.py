@@ -4,7 +4,10 @@
   (:func:`vyre.array._expr.collect`): a loop repeating one expression builds nothing after the first time.
 * :func:`plan` orders the pending arrays (cut-out subtrees first) into resident steps; :func:`evaluate`
   runs them with one ``dispatch_resident_sequence``. Wave-2 ops that need materialised inputs call
-  ``plan(arrays)``, append their own steps to ``plan.steps`` and call ``plan.run(backend)`` (one submission).
+  ``plan(arrays, backend, nodes)``, append their own steps to ``plan.steps`` and call ``plan.run()`` (one
+  submission). The work is keyed by buffers, not arrays: a cut-out leaf captured its array's buffer and
+  expression when it was recorded (:class:`vyre.array._expr.Leaf`), so mutating the array later changes
+  nothing a pending expression reads, and shared work is computed once.
 * Tree limits (:data:`MAX_NODES`, :data:`MAX_LEAVES`): an operation whose tree would pass them cuts its
   largest lazy operand out as a leaf (materialised first, in the same submission). So a 10,000-op chain
   becomes ~10,000/64 kernels of bounded size, with no recursion on deep trees.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +29,7 @@ from ._dtypes import ir_type
 from ._expr import Emitter, Leaf, Node, collect
 
 if TYPE_CHECKING:
-    from ._array import Array
+    from ._array import Array, Buffer
 
 MAX_NODES = 64  # nodes per fused tree (shared subtrees counted each time they are read)
 MAX_LEAVES = 6  # distinct input buffers: 6 + parameters + output = 8, WebGPU's default per-stage limit
@@ -129,11 +133,13 @@ def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
 @dataclass
 class Plan:
     """Resident steps materialising pending arrays, then any steps a caller appends; ``run`` submits them
-    all at once and marks the arrays materialised; ``temps`` (handles a caller adds) are freed after it."""
+    all at once, marks the buffers filled and the arrays materialised; ``temps`` (handles a caller adds)
+    are freed after it."""
 
     backend: Any
     steps: list = field(default_factory=list)
-    done: list = field(default_factory=list)  # (array, handle) to commit after run
+    done: list = field(default_factory=list)  # arrays to commit after run
+    filled: list = field(default_factory=list)  # Buffers whose pending expression the steps compute
     temps: list = field(default_factory=list)  # handles to free after run
 
     def bind(self, emitter: Emitter) -> list[Any]:
@@ -151,76 +157,91 @@ class Plan:
                 got = self.backend.dispatch_resident_sequence(self.steps, read)
                 _bump("submissions")
                 _bump("kernels_dispatched", len(self.steps))
-            for a, h in self.done:  # only after success: on failure the arrays stay pending
-                a._commit(h)
+            for buf in self.filled:  # only after success: on failure the work stays pending
+                buf.pending = None
+            for a in self.done:
+                a._commit()
         finally:
             for h in self.temps:
                 self.backend.free_resident(h)
-            self.done, self.steps, self.temps = [], [], []
+            self.done, self.steps, self.temps, self.filled = [], [], [], []
         return got
 
 
-def _pending_order(arrays: list[Array]) -> list[Array]:
-    """Lazy arrays needed by ``arrays`` (cut-out leaves first), each once; iterative (no recursion)."""
-    order: list[Array] = []
-    seen: set[int] = set()
-    stack: list[tuple[Array, bool]] = [(a, False) for a in reversed(arrays) if a._expr is not None]
-    todo: list[Node]
-    while stack:
-        a, expanded = stack.pop()
-        if expanded:
-            order.append(a)
-            continue
-        if id(a) in seen:
-            continue
-        seen.add(id(a))
-        stack.append((a, True))
-        assert a._expr is not None
-        todo = [a._expr]
-        while todo:
-            n = todo.pop()
-            if isinstance(n, Leaf):
-                if n.buf is None and n.array._expr is not None and id(n.array) not in seen:
-                    stack.append((n.array, False))
-            else:
-                todo.extend(n.children())
-    return order
-
-
-def plan(arrays: list[Array], backend: Any = None) -> Plan:
-    """A :class:`Plan` that materialises every pending array among ``arrays`` (and the lazy leaves they
-    need). ``backend``: that of the arrays (given when ``arrays`` may be empty)."""
-    be: Any = backend if backend is not None else (arrays[0].device if arrays else None)
-    p = Plan(be)
-    for a in _pending_order(arrays):
-        assert a._expr is not None
-        out = a._allocate()
-        p.done.append((a, out))
-        if a.size == 0:
-            continue
-        prog, leaves, words = program_for(a._expr)
-        handles = [leaf.handle() for leaf in leaves]
-        if words is not None:
-            handles.append(params_handle(be, words))
-        p.steps.append((prog, [*handles, out]))
-    return p
-
-
-def plan_for_node(node: Node, backend: Any) -> Plan:
-    """A :class:`Plan` that materialises only the lazy arrays cut out of ``node`` (its Leaf arrays still
-    pending), not ``node`` itself: a consumer that fuses ``node`` into its own program (an
-    :class:`~vyre.array._expr.Emitter`) starts from this, appends its step(s) with ``plan.bind(emitter)``
-    and calls ``run`` -- one submission."""
-    lazy: list[Array] = []
+def _pending_leaves(node: Node, out: list[Buffer]) -> None:
+    """Append the pending buffers ``node``'s leaves read (iterative: trees are bounded, chains are not)."""
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, Leaf):
-            if n.buf is None and n.array._expr is not None:
-                lazy.append(n.array)
+            if n.buf.pending is not None:
+                out.append(n.buf)
         else:
             todo.extend(n.children())
-    return plan(lazy, backend)
+
+
+def pending_buffers(nodes: Sequence[Node]) -> list[Buffer]:
+    """The pending buffers (lazy arrays cut out as leaves) that ``nodes`` read directly."""
+    out: list[Buffer] = []
+    for node in nodes:
+        _pending_leaves(node, out)
+    return out
+
+
+def _pending_order(roots: list[Buffer]) -> list[Buffer]:
+    """``roots`` and the pending buffers their expressions need, each once, dependencies first."""
+    order: list[Buffer] = []
+    seen: set[int] = set()
+    stack: list[tuple[Buffer, bool]] = [(b, False) for b in reversed(roots)]
+    while stack:
+        buf, expanded = stack.pop()
+        if expanded:
+            order.append(buf)
+            continue
+        if id(buf) in seen or buf.pending is None:
+            continue
+        seen.add(id(buf))
+        stack.append((buf, True))
+        deps: list[Buffer] = []
+        _pending_leaves(buf.pending, deps)
+        stack.extend((d, False) for d in deps if id(d) not in seen)
+    return order
+
+
+def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -> Plan:
+    """A :class:`Plan` that materialises every pending array among ``arrays`` and the pending leaves
+    ``nodes`` read (and whatever those need). ``backend``: that of the arrays (given when ``arrays`` may
+    be empty)."""
+    be: Any = backend if backend is not None else (arrays[0].device if arrays else None)
+    p = Plan(be)
+    roots: list[Buffer] = []
+    for a in arrays:
+        if a._expr is not None:
+            a._allocate()
+            assert a._buf is not None
+            p.done.append(a)
+            roots.append(a._buf)  # already filled through a leaf when its pending is None: commit only
+    roots.extend(pending_buffers(nodes))
+    for buf in _pending_order(roots):
+        node = buf.pending
+        assert node is not None
+        p.filled.append(buf)
+        if node.count == 0:
+            continue
+        prog, leaves, words = program_for(node)
+        handles = [leaf.handle() for leaf in leaves]
+        if words is not None:
+            handles.append(params_handle(be, words))
+        p.steps.append((prog, [*handles, buf.handle]))
+    return p
+
+
+def plan_for_node(node: Node, backend: Any) -> Plan:
+    """A :class:`Plan` that materialises only the lazy arrays cut out of ``node`` (its pending leaves),
+    not ``node`` itself: a consumer that fuses ``node`` into its own program (an
+    :class:`~vyre.array._expr.Emitter`) starts from this, appends its step(s) with ``plan.bind(emitter)``
+    and calls ``run`` -- one submission."""
+    return plan([], backend, [node])
 
 
 def evaluate(arrays: list[Array]) -> None:
@@ -232,18 +253,20 @@ def evaluate(arrays: list[Array]) -> None:
 
 def explain(array: Array) -> str:
     """What evaluating ``array`` would run now: the number of kernels and each program's text."""
-    order = _pending_order([array])
-    if not order:
+    if array._expr is None:
         return "materialised: 0 kernels"
+    # the array's own tree last; its buffer is not allocated here (explaining changes nothing)
+    order = [b.pending for b in _pending_order(pending_buffers([array._expr]))] + [array._expr]
     parts = [f"{len(order)} kernel(s) in one submission"]
-    for k, a in enumerate(order):
-        assert a._expr is not None
-        prog, leaves, _ = program_for(a._expr)
-        parts.append(f"-- kernel {k}: {a.dtype}{list(a.shape)} from {len(leaves)} buffer(s), "
+    for k, node in enumerate(order):
+        assert node is not None
+        prog, leaves, _ = program_for(node)
+        parts.append(f"-- kernel {k}: {node.dtype}{list(node.shape)} from {len(leaves)} buffer(s), "
                      f"fingerprint {prog.fingerprint[:12]}\n{prog.to_text()}")
     return "\n".join(parts)
 
 
 __all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "plan_for_node", "Plan", "evaluate",
+           "pending_buffers",
            "explain", "cut",
            "MAX_NODES", "MAX_LEAVES"]

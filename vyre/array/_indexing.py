@@ -144,7 +144,7 @@ def _reads(node: Node, x: Array) -> bool:
     todo = [node]
     while todo:
         n = todo.pop()
-        if isinstance(n, Leaf) and (n.array is x or (n.buf is not None and n.buf is x._buf)):
+        if isinstance(n, Leaf) and n.buf is x._buf:
             return True
         todo.extend(n.children())
     return False

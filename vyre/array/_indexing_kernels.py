@@ -24,7 +24,7 @@ from ..ir.program import Program
 from ..ir.values import Val
 from ._array import Array
 from ._dtypes import ir_type
-from ._expr import Emitter, Leaf, Node, Scalar, Strided, collect, strides_of
+from ._expr import Emitter, Node, Scalar, Strided, collect, strides_of
 from ._fuse import WORKGROUP, Plan, params_handle, plan
 
 MAX_STORAGE = 8  # storage buffers per shader stage in portable WebGPU
@@ -76,16 +76,7 @@ def materialised(a: Array) -> Array:
 
 def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
     """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see _fuse.plan_for_node)."""
-    lazy: list[Array] = []
-    todo = list(nodes)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, Leaf):
-            if n.buf is None and n.array._expr is not None:
-                lazy.append(n.array)
-        else:
-            todo.extend(n.children())
-    return plan(lazy, backend)
+    return plan([], backend, nodes)
 
 
 def bind(p: Plan, node: Node) -> list[Any]:

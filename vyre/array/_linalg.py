@@ -71,7 +71,7 @@ def _source(x: Array) -> Array:
     """``x`` as a materialised row-major array: itself, or for a reshape view of a materialised array an
     array over that buffer; a pending ``x`` stays pending (the plan evaluates it)."""
     node = x._expr
-    if isinstance(node, Reshape) and isinstance(node.child, Leaf) and node.child.buf is not None:
+    if isinstance(node, Reshape) and isinstance(node.child, Leaf) and node.child.pending is None:
         r = Array(x.shape, x.dtype, x.device)
         r._buf = node.child.buf
         return r

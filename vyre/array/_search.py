@@ -263,7 +263,7 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     e = _binder(node)
     if n1 == 0:
         keys1 = zeros((1,), dtype=D.uint32, device=dev)
-    p = _fuse.plan([keys1, *_pending_leaves(node)], dev)
+    p = _fuse.plan([keys1], dev, [node])
     out = Array(x2.shape, D.int32, dev)
     handles = [*p.bind(e), keys1._allocate()]
     if sorter is not None:
@@ -271,19 +271,6 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     p.steps.append((prog, [*handles, out._allocate()]))
     p.run()
     return out
-
-
-def _pending_leaves(node: Node) -> list[Array]:
-    """The lazy arrays cut out of ``node`` (materialised before a kernel that fuses ``node``)."""
-    lazy, todo = [], [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, Leaf):
-            if n.buf is None and n.array._expr is not None:
-                lazy.append(n.array)
-        else:
-            todo.extend(n.children())
-    return lazy
 
 
 __all__ = ["argmax", "argmin", "sort", "argsort", "nonzero", "count_nonzero", "searchsorted"]
