@@ -27,7 +27,7 @@ Extending (the contract of the function families built on this core):
 from __future__ import annotations
 
 # the function families (each module's __all__; one import line per family)
-from . import _creation_grid, _indexing, _interop, _linalg, _manip, _search, _stats, _utility
+from . import _creation_grid, _indexing, _interop, _linalg, _manip, _search, _sets, _stats, _utility
 from ._array import Array
 from ._creation import (
                         arange,
@@ -55,6 +55,7 @@ from ._linalg import *  # noqa: F403
 from ._manip import *  # noqa: F403
 from ._pipeline import run_pipeline_on
 from ._search import *  # noqa: F403
+from ._sets import *  # noqa: F403
 from ._stats import *  # noqa: F403
 from ._utility import *  # noqa: F403
 from ._views import broadcast_to, permute_dims, reshape
@@ -73,4 +74,4 @@ __all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray"
            *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
            "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
            *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__,
-           *_creation_grid.__all__, *_utility.__all__]
+           *_creation_grid.__all__, *_utility.__all__, *_sets.__all__]
