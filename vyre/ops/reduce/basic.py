@@ -31,6 +31,7 @@ import numpy as np
 
 from ..registry import EXACT, OpSpec, Witness, register, rel
 from . import _blocks as blk
+from . import subgroup_sum
 from ._blocks import NUMPY, Reducer
 
 EPS = float(np.finfo(np.float32).eps)
@@ -95,6 +96,8 @@ def _tolerance(op: str):
         if op == "prod":
             return rel((n + 1) * EPS)
         h = blk.depth(shape, axis)
+        if op == "sum" and subgroup_sum.applies(params):  # its subgroup variant, held to the same tolerance
+            h = max(h, subgroup_sum.depth(shape, axis))
         if op == "mean":  # + the int -> f32 conversion and the division
             return rel((h + 3) * EPS, (h + 1) * EPS * SUM_ABS_MAX[dtype])
         return rel((h + 2) * EPS, (h + 1) * EPS * n * SUM_ABS_MAX[dtype])
@@ -187,4 +190,5 @@ for _op in ("sum", "prod", "min", "max", "mean"):
         id=f"reduce.{_op}", category="reduce", summary=_SUMMARY[_op], build=_build(_op),
         reference=_reference(_op), witnesses=_witnesses(_op), params_for=_params_for(_op),
         tolerance=EXACT if _op in ("min", "max") else rel(1e-6), tolerance_for=_tolerance(_op),
+        variants=(subgroup_sum.VARIANT,) if _op == "sum" else (),
     ))
