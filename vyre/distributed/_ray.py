@@ -1,0 +1,48 @@
+"""The one place that imports Ray: a clear error when it is missing, and Ray's exceptions as vyre's.
+
+Nothing here runs at ``import vyre`` or ``import vyre.distributed``: Ray loads when a pool starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DistributedError, VyreError, WorkerTimeoutError
+
+INSTALL_FIX = "pip install 'vyre[distributed]' (Ray 2.60)"
+
+
+def ray() -> Any:
+    """The ``ray`` module, or DistributedError saying how to install it."""
+    try:
+        import ray as _ray
+    except ImportError as exc:
+        raise DistributedError(f"vyre.distributed needs Ray, which is not installed ({exc})",
+                               fix=INSTALL_FIX) from None
+    return _ray
+
+
+def is_actor_death(exc: BaseException) -> bool:
+    """True for the Ray errors that mean "the worker is gone": run its share elsewhere."""
+    ex = ray().exceptions
+    return isinstance(exc, (ex.RayActorError, ex.ActorUnavailableError, ex.WorkerCrashedError,
+                            ex.ObjectLostError, ex.TaskCancelledError))
+
+
+def as_vyre_error(exc: BaseException, what: str) -> VyreError:
+    """A Ray exception raised while waiting for ``what`` as the vyre error the caller sees."""
+    ex = ray().exceptions
+    if isinstance(exc, VyreError):
+        return exc
+    if isinstance(exc, ex.GetTimeoutError):
+        return WorkerTimeoutError(f"{what}: no answer within the pool's timeout",
+                                  fix="raise timeout_s (Pool/local_pool or the call's timeout_s) or split the work")
+    if isinstance(exc, ex.RayTaskError):
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, VyreError):  # the worker raised a vyre error: give back that one
+            return cause
+        return DistributedError(f"{what}: the worker raised {type(cause).__name__ if cause else 'an error'}: "
+                                f"{cause if cause is not None else exc}",
+                                fix="a bug in vyre: please report it with the message above")
+    return DistributedError(f"{what}: {type(exc).__name__}: {exc}",
+                            fix="check the Ray cluster (`ray status`) and pool.stats(); restart the pool")
