@@ -50,6 +50,7 @@ from ._functions import *  # noqa: F403 - the standard's elementwise functions
 from ._functions import __all__ as _elementwise_all
 from ._fuse import evaluate, fusion_stats, reset_fusion_stats
 from ._indexing import *  # noqa: F403
+from ._info import __array_namespace_info__
 from ._interop import *  # noqa: F403
 from ._linalg import *  # noqa: F403
 from ._manip import *  # noqa: F403
@@ -68,10 +69,10 @@ inf = float("inf")
 nan = float("nan")
 newaxis = None
 
-__all__ = ["Array", "__array_api_version__", "use", "current_backend", "asarray", "zeros", "ones", "empty",
-           "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "bool",
-           "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
-           *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
+__all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", "current_backend", "asarray",
+           "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
+           "empty_like", "bool", "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo",
+           "iinfo", *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
            "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
            *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__,
            *_creation_grid.__all__, *_utility.__all__, *_sets.__all__]

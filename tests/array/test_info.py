@@ -1,0 +1,67 @@
+"""__array_namespace_info__: the standard's inspection API (capabilities, default device and dtypes, dtypes
+by kind with float16 only on shader-f16 devices, devices), checked against what the namespace does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vyre
+from vyre import array_api as xp
+from vyre.errors import DispatchError
+
+
+def test_capabilities_and_defaults(xb):
+    info = xp.__array_namespace_info__()
+    caps = info.capabilities()
+    assert caps == {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 32}
+    assert info.default_device() is xb  # inside vyre.use(xb)
+    assert xp.asarray([1.0]).device is info.default_device()
+    d = info.default_dtypes()
+    assert d == {"real floating": xp.float32, "integral": xp.int32, "indexing": xp.int32}
+    assert xp.asarray([1.5]).dtype == d["real floating"] and xp.asarray([1]).dtype == d["integral"]
+    assert xp.argsort(xp.asarray([2, 1])).dtype == d["indexing"]
+    assert info.default_dtypes(device=xb) == d
+    assert xb in info.devices()
+
+
+def test_max_dimensions_work(xb):
+    nd = xp.__array_namespace_info__().capabilities()["max dimensions"]
+    h = np.arange(6, dtype=np.float32).reshape((2,) + (1,) * (nd - 2) + (3,))
+    x = xp.asarray(h)
+    np.testing.assert_array_equal(np.asarray(xp.flip(x + 1)), np.flip(h + 1))
+    np.testing.assert_array_equal(np.asarray(xp.sum(x, axis=0)), h.sum(axis=0))
+
+
+def test_dtypes(xb):
+    info = xp.__array_namespace_info__()
+    f16 = xb.capabilities().f16
+    every = info.dtypes(device=xb)
+    assert set(every) == {"bool", "int32", "uint32", "float32"} | ({"float16"} if f16 else set())
+    for name, dt in every.items():
+        assert dt == getattr(xp, name)
+        assert xp.zeros((1,), dtype=dt, device=xb).dtype == dt  # each listed dtype works on the device
+    assert info.dtypes(kind="bool") == {"bool": xp.bool}
+    assert info.dtypes(kind="signed integer") == {"int32": xp.int32}
+    assert info.dtypes(kind="unsigned integer") == {"uint32": xp.uint32}
+    assert info.dtypes(kind="integral") == {"int32": xp.int32, "uint32": xp.uint32}
+    assert set(info.dtypes(kind="real floating")) == {"float32"} | ({"float16"} if f16 else set())
+    assert info.dtypes(kind="complex floating") == {}
+    assert set(info.dtypes(kind="numeric")) == set(every) - {"bool"}
+    assert set(info.dtypes(kind=("bool", "signed integer"))) == {"bool", "int32"}
+    for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "numeric"):
+        got = info.dtypes(device=xb, kind=kind)
+        assert {n for n, dt in every.items() if xp.isdtype(dt, kind)} == set(got)  # agrees with isdtype
+    with pytest.raises(DispatchError, match="unknown kind"):
+        info.dtypes(kind="floating")
+    with pytest.raises(TypeError):
+        info.dtypes(xb)  # keyword-only
+
+
+def test_devices_follow_use(ref_backend):
+    info = xp.__array_namespace_info__()
+    other = vyre.ReferenceBackend()
+    with vyre.use(other):
+        assert info.default_device() is other
+        assert other in info.devices()
+    assert info.devices()[0] is vyre.default_backend()
