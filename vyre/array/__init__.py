@@ -27,7 +27,7 @@ Extending (the contract of the function families built on this core):
 from __future__ import annotations
 
 # the function families (each module's __all__; one import line per family)
-from . import _creation_grid, _indexing, _interop, _linalg, _manip, _search, _sets, _stats, _utility
+from . import _creation_grid, _indexing, _interop, _linalg, _manip, _search, _sets, _stats, _utility, linalg
 from ._array import Array
 from ._creation import (
                         arange,
@@ -73,6 +73,6 @@ __all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", 
            "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
            "empty_like", "bool", "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo",
            "iinfo", *_elementwise_all, "broadcast_to", "reshape", "permute_dims", "run_pipeline_on", "evaluate",
-           "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
+           "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis", "linalg",
            *_indexing.__all__, *_interop.__all__, *_linalg.__all__, *_manip.__all__, *_search.__all__, *_stats.__all__,
            *_creation_grid.__all__, *_utility.__all__, *_sets.__all__]
