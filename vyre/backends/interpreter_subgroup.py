@@ -9,8 +9,9 @@ The model (docs/builder.md, "Subgroup operations"), for a subgroup size ``S`` (a
 * an operation sees only the **active** invocations of the subgroup (those whose control flow
   reaches it; lanes that do not exist or were guarded out contribute nothing);
 * reductions and scans combine the active lanes in lane order (float sums may round in another
-  order on a GPU); a broadcast or shuffle from an inactive or out-of-range lane gives 0 here
-  (WGSL leaves it indeterminate: programs must not rely on it); a ballot sets bit ``i`` of the
+  order on a GPU); an exclusive scan gives lane 0 the identity (+0.0 for float sums, as SPIR-V);
+* a broadcast or shuffle from an inactive or out-of-range lane gives 0 here (WGSL leaves it
+  indeterminate: programs must not rely on it); a ballot sets bit ``i`` of the
   ``vec4<u32>`` (word ``i // 32``) for each active lane ``i`` whose predicate is true.
 """
 
@@ -75,7 +76,7 @@ def _scan(op: SubgroupOp, dense: np.ndarray) -> np.ndarray:
     inclusive = fn(work, axis=1, dtype=work.dtype)
     if op in (SubgroupOp.INCLUSIVE_ADD, SubgroupOp.INCLUSIVE_MUL):
         return inclusive.astype(dense.dtype)
-    first = np.full_like(inclusive[:, :1], _identity(op, dense.dtype))
+    first = np.full_like(inclusive[:, :1], 0 if op in _ADD_LIKE else 1)  # +0.0 like SPIR-V's scan identity
     return np.concatenate([first, inclusive[:, :-1]], axis=1).astype(dense.dtype)
 
 
