@@ -60,3 +60,20 @@ def test_gaps_name_every_missing_standard_name():
     not_yet = gaps.split("**Not written yet**", 1)[1].split("\n* ", 1)[0]
     stale = [n for n in STANDARD if f"`{n}`" in not_yet and hasattr(xp, n)]
     assert not stale, f"docs/arrays.md's Gaps section says {stale} are not written, but they exist"
+
+
+#: The linalg extension's functions (2024.12).
+LINALG = """cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_rank
+matrix_transpose outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm""".split()
+
+
+def test_gaps_name_every_missing_linalg_function():
+    import vyre.array as xp
+
+    gaps = PAGE.read_text(encoding="utf-8").split("## Gaps", 1)[1]
+    section = gaps.split("**linalg extension**", 1)[1].split("\n* ", 1)[0]
+    missing = [n for n in LINALG if not hasattr(xp.linalg, n)]
+    assert missing, "every linalg function exists: drop the Gaps bullet"
+    assert not [n for n in missing if f"`{n}`" not in section], "the linalg bullet misses some"
+    assert not [n for n in LINALG if f"`{n}`" in section and hasattr(xp.linalg, n)
+                and n not in ("matrix_norm", "matrix_power")], "the linalg bullet lists functions that exist"

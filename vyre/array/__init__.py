@@ -7,7 +7,9 @@ _device (``use``, the default backend, the device check), _array (the Array clas
 and the emitter), _fuse (program generation, cache, evaluation, fusion stats), _elementwise (recording
 ops and their IR), _math (IR for the math the IR lacks), _functions (the standard's elementwise functions,
 astype, where, clip), _creation, _views (broadcast_to, reshape, permute_dims), _pipeline
-(``run_pipeline_on``). Gaps: no 64-bit dtypes, no complex (so no conj/real/imag), no DLPack.
+(``run_pipeline_on``); the function families: _creation_grid (meshgrid, tril, triu), _utility (all, any,
+diff, broadcast_shapes), _sets (unique_*), _info (``__array_namespace_info__``), and the ``linalg``
+extension (vyre/array/linalg.py). Gaps: no 64-bit dtypes, no complex (so no conj/real/imag), no DLPack.
 
 Extending (the contract of the function families built on this core):
 
