@@ -178,7 +178,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
     pairs = {1: (-2, _max), -1: (-2, _min), math.inf: (-1, _max), -math.inf: (-1, _min)}
     if isinstance(ord, builtins.bool) or ord not in pairs:
         raise DispatchError(f"matrix_norm: unknown ord {ord!r}", fix="use 'fro', 1, -1, inf or -inf")
-    inner, pick = pairs[ord]  # type: ignore[index]
+    inner, pick = pairs[ord]
     sums = _sum(_abs(wide), axis=inner, keepdims=True)  # column sums (1, -1) or row sums (inf, -inf)
     r = pick(sums, axis=-1 if inner == -2 else -2, keepdims=True)
     if not keepdims:
