@@ -23,7 +23,7 @@ see :mod:`vyre.backends.interpreter_subgroup`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .nodes import SUBGROUP_BUILTINS, Builtin, BuiltinName, Subgroup, SubgroupOp
 from .traverse import iter_exprs
@@ -44,97 +44,101 @@ def program_uses_subgroups(program: Program) -> bool:
 class SubgroupMethods:
     """The ``b.subgroup_*`` methods of :class:`~vyre.ir.builder.ProgramBuilder`."""
 
-    def _subgroup(self: ProgramBuilder, op: SubgroupOp, value: Operand, lane: Operand | None = None) -> Val:
-        v = self._coerce(value)
+    def _builder(self) -> ProgramBuilder:
+        return cast("ProgramBuilder", self)  # the mixin is only ever a ProgramBuilder
+
+    def _subgroup(self, op: SubgroupOp, value: Operand, lane: Operand | None = None) -> Val:
+        b = self._builder()
+        v = b._coerce(value)
         lane_node = None
         if lane is not None:
             if isinstance(lane, bool) or not isinstance(lane, (int, Val)):
-                raise misuse(self.name, f"subgroup_{op.value} lane", f"the lane must be an int or a u32 value, "
+                raise misuse(b.name, f"subgroup_{op.value} lane", f"the lane must be an int or a u32 value, "
                              f"got {type(lane).__name__} {lane!r:.80}", "pass a Python int or a u32 vyre value",
                              lane)
-            lane_node = (lane if isinstance(lane, Val) else self.lit(lane, "u32")).node
-        return Val(self, Subgroup(op=op, value=v.node, lane=lane_node))
+            lane_node = (lane if isinstance(lane, Val) else b.lit(lane, "u32")).node
+        return Val(b, Subgroup(op=op, value=v.node, lane=lane_node))
 
     # ---- built-ins ----
-    def subgroup_invocation_id(self: ProgramBuilder) -> Val:
+    def subgroup_invocation_id(self) -> Val:
         """This invocation's lane in its subgroup (u32, 0..subgroup_size-1)."""
-        return Val(self, Builtin(name=BuiltinName.SUBGROUP_INVOCATION_ID))
+        return Val(self._builder(), Builtin(name=BuiltinName.SUBGROUP_INVOCATION_ID))
 
-    def subgroup_size(self: ProgramBuilder) -> Val:
+    def subgroup_size(self) -> Val:
         """The number of invocations per subgroup (u32; the adapter's, or the reference's simulated size)."""
-        return Val(self, Builtin(name=BuiltinName.SUBGROUP_SIZE))
+        return Val(self._builder(), Builtin(name=BuiltinName.SUBGROUP_SIZE))
 
     # ---- reductions: the same value in every active lane ----
-    def subgroup_add(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_add(self, x: Operand) -> Val:
         """Sum of ``x`` over the active lanes (integers wrap)."""
         return self._subgroup(SubgroupOp.ADD, x)
 
-    def subgroup_mul(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_mul(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.MUL, x)
 
-    def subgroup_min(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_min(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.MIN, x)
 
-    def subgroup_max(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_max(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.MAX, x)
 
-    def subgroup_and(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_and(self, x: Operand) -> Val:
         """Bitwise and of an integer over the active lanes."""
         return self._subgroup(SubgroupOp.AND, x)
 
-    def subgroup_or(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_or(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.OR, x)
 
-    def subgroup_xor(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_xor(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.XOR, x)
 
-    def subgroup_all(self: ProgramBuilder, pred: Operand) -> Val:
+    def subgroup_all(self, pred: Operand) -> Val:
         """Whether ``pred`` (bool) holds on every active lane."""
         return self._subgroup(SubgroupOp.ALL, pred)
 
-    def subgroup_any(self: ProgramBuilder, pred: Operand) -> Val:
+    def subgroup_any(self, pred: Operand) -> Val:
         return self._subgroup(SubgroupOp.ANY, pred)
 
     # ---- scans: lane i gets the combination of the active lanes 0..i (inclusive) or 0..i-1 ----
-    def subgroup_inclusive_add(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_inclusive_add(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.INCLUSIVE_ADD, x)
 
-    def subgroup_exclusive_add(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_exclusive_add(self, x: Operand) -> Val:
         """Sum over the active lanes below this one (0 in the first lane)."""
         return self._subgroup(SubgroupOp.EXCLUSIVE_ADD, x)
 
-    def subgroup_inclusive_mul(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_inclusive_mul(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.INCLUSIVE_MUL, x)
 
-    def subgroup_exclusive_mul(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_exclusive_mul(self, x: Operand) -> Val:
         return self._subgroup(SubgroupOp.EXCLUSIVE_MUL, x)
 
     # ---- data movement ----
-    def subgroup_broadcast(self: ProgramBuilder, x: Operand, lane: int) -> Val:
+    def subgroup_broadcast(self, x: Operand, lane: int) -> Val:
         """``x`` of lane ``lane`` (a Python int, 0..127: WGSL wants a constant) in every lane."""
         return self._subgroup(SubgroupOp.BROADCAST, x, lane)
 
-    def subgroup_broadcast_first(self: ProgramBuilder, x: Operand) -> Val:
+    def subgroup_broadcast_first(self, x: Operand) -> Val:
         """``x`` of the lowest active lane in every lane."""
         return self._subgroup(SubgroupOp.BROADCAST_FIRST, x)
 
-    def subgroup_shuffle(self: ProgramBuilder, x: Operand, lane: Operand) -> Val:
+    def subgroup_shuffle(self, x: Operand, lane: Operand) -> Val:
         """``x`` of lane ``lane`` (a u32 that may differ per lane)."""
         return self._subgroup(SubgroupOp.SHUFFLE, x, lane)
 
-    def subgroup_shuffle_xor(self: ProgramBuilder, x: Operand, mask: Operand) -> Val:
+    def subgroup_shuffle_xor(self, x: Operand, mask: Operand) -> Val:
         """``x`` of lane ``subgroup_invocation_id ^ mask`` (``mask`` workgroup-uniform)."""
         return self._subgroup(SubgroupOp.SHUFFLE_XOR, x, mask)
 
-    def subgroup_shuffle_up(self: ProgramBuilder, x: Operand, delta: Operand) -> Val:
+    def subgroup_shuffle_up(self, x: Operand, delta: Operand) -> Val:
         """``x`` of lane ``subgroup_invocation_id - delta`` (``delta`` workgroup-uniform)."""
         return self._subgroup(SubgroupOp.SHUFFLE_UP, x, delta)
 
-    def subgroup_shuffle_down(self: ProgramBuilder, x: Operand, delta: Operand) -> Val:
+    def subgroup_shuffle_down(self, x: Operand, delta: Operand) -> Val:
         """``x`` of lane ``subgroup_invocation_id + delta`` (``delta`` workgroup-uniform)."""
         return self._subgroup(SubgroupOp.SHUFFLE_DOWN, x, delta)
 
-    def subgroup_ballot(self: ProgramBuilder, pred: Operand) -> Val:
+    def subgroup_ballot(self, pred: Operand) -> Val:
         """A ``vec4<u32>`` with bit ``i`` (of word ``i // 32``) set for each active lane ``i`` where ``pred`` holds."""
         return self._subgroup(SubgroupOp.BALLOT, pred)
 

@@ -88,9 +88,8 @@ def uniformity_problems(program: Program) -> tuple[list[BarrierProblem], list[Su
     """The barriers and the subgroup operations of ``program`` that break the uniformity rules."""
     a = _Analysis(program)
     barriers = a.run()
-    seen: set[str] = set()
-    subgroup = [q for q in a.subgroup_problems if not (q.path in seen or seen.add(q.path))]  # loop ends: once
-    return barriers, subgroup
+    by_path = {q.path: q for q in reversed(a.subgroup_problems)}  # a loop's end is checked twice: report once
+    return barriers, sorted(by_path.values(), key=a.subgroup_problems.index)
 
 
 class _Analysis(Visitor[None], covers=STMT_TYPES):
