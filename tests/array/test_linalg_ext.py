@@ -97,6 +97,17 @@ def test_matrix_norm(xb, ord):
                np.linalg.matrix_norm(h.astype(np.float64), ord=ord, keepdims=keepdims))
 
 
+def test_norm_empty(xb):
+    z = np.zeros((0, 3), np.float32)
+    for ord in (math.inf, 2, 1, 0):
+        for axis in (None, 0):
+            _close(L.vector_norm(xp.asarray(z), axis=axis, ord=ord), np.linalg.vector_norm(z, axis=axis, ord=ord))
+    for ord in (1, math.inf, "fro"):
+        _close(L.matrix_norm(xp.asarray(z), ord=ord), np.linalg.matrix_norm(z, ord=ord))
+    with pytest.raises(DispatchError, match="zero elements"):
+        L.vector_norm(xp.asarray(z), ord=-math.inf)  # numpy: ValueError (min has no identity)
+
+
 def test_norm_errors(xb):
     x = xp.ones((2, 2))
     for ord in (2, -2, "nuc"):

@@ -120,6 +120,18 @@ def _back(v: Array, dtype: Any) -> Array:
     return v if v.dtype == dtype else astype(v, dtype)
 
 
+def _largest(v: Array, *, axis: Any, keepdims: bool) -> Array:
+    """max over ``axis`` of a non-negative ``v``; 0 over zero elements (numpy's norms: an empty max is 0)."""
+    from ._stats import max as _max
+    from ._stats import normalize_axes
+    axes = normalize_axes(axis, v.ndim, "norm")
+    if math.prod(v.shape[d] for d in axes) == 0:
+        from ._creation import zeros
+        shape = tuple(1 if d in axes else k for d, k in enumerate(v.shape) if keepdims or d not in axes)
+        return zeros(shape, dtype=v.dtype, device=v.device)
+    return _max(v, axis=axis, keepdims=keepdims)
+
+
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:  # noqa: A002 - the standard's name
     """The vector p-norm over ``axis`` (None: all elements): ``ord`` 2 (default), 1, any p != 0
@@ -127,7 +139,6 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     float16 results are rounded once at the end; integers give float32."""
     from ._functions import abs as _abs
     from ._functions import astype, not_equal, sqrt
-    from ._stats import max as _max
     from ._stats import min as _min
     from ._stats import sum as _sum
     x = _float(_check(x, "vector_norm"))
@@ -136,7 +147,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     out = x.dtype
     wide = astype(x, D.float32) if out == D.float16 else x  # lazy: fused into the reduction
     if ord == math.inf:
-        return _max(_abs(x), axis=axis, keepdims=keepdims)
+        return _largest(_abs(x), axis=axis, keepdims=keepdims)
     if ord == -math.inf:
         return _min(_abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -161,7 +172,6 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
     |x|), inf / -inf (max / min row sum). 2, -2 and 'nuc' need singular values: UnsupportedFeatureError."""
     from ._functions import abs as _abs
     from ._functions import astype, sqrt
-    from ._stats import max as _max
     from ._stats import min as _min
     from ._stats import sum as _sum
     x = _float(_check(x, "matrix_norm"))
@@ -175,7 +185,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
     wide = astype(x, D.float32) if out == D.float16 else x
     if ord == "fro":
         return _back(sqrt(_sum(wide * wide, axis=(-2, -1), keepdims=keepdims)), out)
-    pairs = {1: (-2, _max), -1: (-2, _min), math.inf: (-1, _max), -math.inf: (-1, _min)}
+    pairs = {1: (-2, _largest), -1: (-2, _min), math.inf: (-1, _largest), -math.inf: (-1, _min)}
     if isinstance(ord, builtins.bool) or ord not in pairs:
         raise DispatchError(f"matrix_norm: unknown ord {ord!r}", fix="use 'fro', 1, -1, inf or -inf")
     inner, pick = pairs[ord]
