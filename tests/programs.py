@@ -328,6 +328,30 @@ def _builtins():
     return b.build(), [], DispatchConfig(grid=(3, 2, 4))
 
 
+@case("subgroup_size_independent", needs=("subgroup",))
+def _subgroup_ops():
+    # results that do not depend on the subgroup size (the reference simulates 32, lavapipe has 8, the H200 32);
+    # size-dependent ones are in tests/backends/test_subgroup_backends.py
+    b = ProgramBuilder("subgroup_ops", 48)
+    x = b.buffer("x", "u32")
+    o = b.buffer("o", "u32", access="write")
+    tot = b.buffer("tot", "u32", access="read_write")
+    i = b.global_index()
+    v = b.let(b.select(i < x.len(), x[i % b.max(x.len(), 1)], 0))
+    lane = b.subgroup_invocation_id()
+    t = b.let(b.subgroup_add(v))
+    with b.if_(lane == 0):
+        b.eval(tot.atomic_add(b.workgroup_id(0), t))
+    ballot = b.let(b.subgroup_ballot(b.lit(True)))
+    ones = ballot[0].count_ones() + ballot[1].count_ones() + ballot[2].count_ones() + ballot[3].count_ones()
+    o[i * 4] = b.subgroup_inclusive_add(v) - b.subgroup_exclusive_add(v)
+    o[i * 4 + 1] = b.subgroup_shuffle(v, lane) ^ b.subgroup_max(b.workgroup_id(0))
+    o[i * 4 + 2] = (ones == b.subgroup_add(b.lit(1, "u32"))).cast("u32") + b.subgroup_all(v == v).cast("u32")
+    o[i * 4 + 3] = b.subgroup_broadcast_first(b.workgroup_id(0)) + b.subgroup_and(b.lit(0xF0F0, "u32"))
+    x_in = rng(21).integers(0, 2**32, 4 * 48, dtype=np.uint64).astype(np.uint32)
+    return b.build(), [x_in, np.zeros(4, np.uint32)], DispatchConfig(grid=(4, 1, 1), counts={"o": 4 * 48 * 4})
+
+
 # ----------------------------------------------------------------------------- control flow
 @case("for_break_continue")
 def _for_loops():

@@ -26,6 +26,8 @@ def _walk(nodes):
 def test_parity(case, gpu, reference):
     if "shader-f16" in case.needs and not gpu.supports_f16():
         skip_or_fail("adapter lacks shader-f16")
+    if "subgroup" in case.needs and not gpu.supports_subgroup_ops():
+        skip_or_fail("adapter lacks subgroup")
     program, inputs, config = case.build()
     assert_parity(gpu, reference, program, inputs, rtol=case.rtol, atol=case.atol, config=config)
 
