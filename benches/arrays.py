@@ -5,8 +5,10 @@ Rows:
 
 * ``arrays.fused_chain``: ``((a * 2 + b) * c - 1)`` on 2^26 float32 (quick: 2^16); vyre fuses the four
   ops into one generated kernel, torch and cupy eager launch four;
-* ``arrays.fused_sum``: ``(a * b).sum()`` on 2^26 float32 (quick: 2^16); vyre fuses the product into
-  the reduction, eager libraries write ``a * b`` first;
+* ``arrays.fused_sum``: ``float((a * b).sum())`` on 2^26 float32 (quick: 2^16); vyre fuses the product
+  into the reduction and downloads the scalar in the same submission, eager libraries write ``a * b``
+  first (torch and cupy convert with ``float`` too);
+* ``arrays.small_sum``: ``float((x * y).sum())`` on 1024 float32: the round trip of a scalar result;
 * ``arrays.small_chain``: ten chained elementwise ops on 1024-element arrays, then one download to the
   host (torch ``.cpu()``, cupy ``.get()``): launch and round-trip overhead;
 * ``arrays.matmul``: 4096 x 4096 float32 ``a @ b`` (quick: 256) against the ``vyre.ops`` matmul pipeline
@@ -15,9 +17,11 @@ Rows:
 Timing, the same for vyre and every baseline: synchronized wall time per evaluation, the median of
 ``--reps`` samples of ``inner`` back-to-back evaluations (``_harness.host_timing``). One evaluation
 includes what the user waits for: building the expression (vyre records it lazily), running it, and
-waiting for the device to finish (vyre ``evaluate()`` then ``backend.flush()``; torch
-``torch.cuda.synchronize()``; cupy ``Device().synchronize()``); the small chain ends in a download
-instead. Inputs are on the device beforehand; outputs are allocated per evaluation, as user code does.
+waiting for the device to finish (vyre ``evaluate()`` then a 4-byte download of the result, whose
+mapped read waits for that submission -- ``evaluate()`` only submits, and ``backend.flush()`` trusts
+the driver's queue-empty flag; torch ``torch.cuda.synchronize()``; cupy ``Device().synchronize()``);
+the small chain and the sums end in a download instead. Inputs are on the device beforehand; outputs
+are allocated per evaluation, as user code does.
 ``ratio`` = baseline time / vyre time (> 1: vyre is faster).
 """
 
@@ -46,7 +50,7 @@ def _mat(ctx: Context) -> int:
 
 
 def plan(ctx: Context) -> int:
-    return 4
+    return 5
 
 
 def _wall(ctx: Context, fn: Callable[[], object], method: str, label: str | None = None) -> Outcome:
@@ -59,21 +63,31 @@ def _wall(ctx: Context, fn: Callable[[], object], method: str, label: str | None
     return Outcome(t, label=label)
 
 
-VYRE_METHOD = "wall clock per evaluation: record + evaluate() + backend.flush()"
+VYRE_METHOD = "wall clock per evaluation: record + evaluate() + a 4-byte download (waits for the submission)"
 TORCH_METHOD = "wall clock per evaluation: eager ops + torch.cuda.synchronize()"
 CUPY_METHOD = "wall clock per evaluation: eager ops + Device().synchronize()"
 
 
+def _finish(gpu: Any, x: Any) -> None:
+    """Evaluate ``x`` and wait for it: a 4-byte read of its buffer, mapped after the work that wrote it."""
+    gpu.download_resident_range(x.handle, 0, 4)
+
+
 def _eager(ctx: Context, body: Callable[[Any, list], Any], host: list[np.ndarray],
-           download: bool = False) -> dict[str, Outcome]:
-    """torch and cupy timings of ``body(lib, device_arrays)`` (eager), synchronized or downloaded."""
+           download: bool = False, scalar: bool = False) -> dict[str, Outcome]:
+    """torch and cupy timings of ``body(lib, device_arrays)`` (eager), synchronized, downloaded, or
+    (``scalar``) converted with ``float``."""
     out: dict[str, Outcome] = {}
     torch, cp = ctx.base.torch, ctx.base.cupy
     if torch is None:
         out["torch"] = Outcome.missing(ctx.base.torch_note)
     else:
         ts = [torch.from_numpy(h).cuda() for h in host]
-        if download:
+        fn: Callable[[], object]
+        if scalar:
+            fn = lambda: float(body(torch, ts))  # noqa: E731
+            method = "wall clock per evaluation: eager ops + float()"
+        elif download:
             fn = lambda: body(torch, ts).cpu()  # noqa: E731
             method = "wall clock per evaluation: eager ops + .cpu()"
         else:
@@ -87,7 +101,10 @@ def _eager(ctx: Context, body: Callable[[Any, list], Any], host: list[np.ndarray
         out["cupy"] = Outcome.missing(ctx.base.cupy_note)
     else:
         cs = [cp.asarray(h) for h in host]
-        if download:
+        if scalar:
+            fn = lambda: float(body(cp, cs))  # noqa: E731
+            method = "wall clock per evaluation: eager ops + float()"
+        elif download:
             fn = lambda: body(cp, cs).get()  # noqa: E731
             method = "wall clock per evaluation: eager ops + .get()"
         else:
@@ -117,8 +134,7 @@ def fused_chain(ctx: Context) -> dict:
         a, b, c = (xp.asarray(h) for h in host)
 
         def run() -> None:
-            _chain4(a, b, c).evaluate()
-            gpu.flush()
+            _finish(gpu, _chain4(a, b, c))
 
         vy = _wall(ctx, run, VYRE_METHOD, "one fused kernel")
         xp.reset_fusion_stats()
@@ -132,29 +148,34 @@ def fused_chain(ctx: Context) -> dict:
                   baselines=base, scale=1e3, check=check)
 
 
-def fused_sum(ctx: Context) -> dict:
+def _sum(ctx: Context, n: int, metric: str) -> dict:
     import vyre.array as xp
 
-    n = _big(ctx)
-    params = {"n": n, "dtype": "f32", "expr": "(a * b).sum()"}
-    name = f"(a * b).sum(), f32 n=2^{n.bit_length() - 1}"
+    params = {"n": n, "dtype": "f32", "expr": "float((a * b).sum())"}
+    name = f"float((a * b).sum()), f32 n=2^{n.bit_length() - 1}"
     host = [ctx.rng.random(n, dtype=np.float32) for _ in range(2)]
-    gpu = ctx.gpu
-    with xp.use(gpu):
+    with xp.use(ctx.gpu):
         a, b = (xp.asarray(h) for h in host)
-
-        def run() -> None:
-            (a * b).sum().evaluate()
-            gpu.flush()
-
-        vy = _wall(ctx, run, VYRE_METHOD)
+        vy = _wall(ctx, lambda: float((a * b).sum()),
+                   "wall clock per evaluation: record + float() (the reduction and the download, one submission)")
+        xp.reset_fusion_stats()
         got = float((a * b).sum())
+        submissions = xp.fusion_stats()["submissions"]
     want = float(np.dot(host[0].astype(np.float64), host[1].astype(np.float64)))
-    ok = abs(got - want) <= 1e-4 * abs(want)
-    check = {"ok": bool(ok), "against": "float64 dot product, relative 1e-4", "got": got, "want": want}
-    base = _eager(ctx, lambda lib, t: (t[0] * t[1]).sum(), host)
-    return record(bench=NAME, name=name, metric="arrays.fused_sum", params=params, unit="ms", vyre=vy,
+    ok = abs(got - want) <= 1e-4 * abs(want) and submissions == 1
+    check = {"ok": bool(ok), "against": "float64 dot product, relative 1e-4", "got": got, "want": want,
+             "submissions": submissions}
+    base = _eager(ctx, lambda lib, t: (t[0] * t[1]).sum(), host, scalar=True)
+    return record(bench=NAME, name=name, metric=metric, params=params, unit="ms", vyre=vy,
                   baselines=base, scale=1e3, check=check)
+
+
+def fused_sum(ctx: Context) -> dict:
+    return _sum(ctx, _big(ctx), "arrays.fused_sum")
+
+
+def small_sum(ctx: Context) -> dict:
+    return _sum(ctx, SMALL_N, "arrays.small_sum")
 
 
 def _chain10(x: Any, y: Any) -> Any:
@@ -203,8 +224,7 @@ def matmul(ctx: Context) -> dict:
         a, b = (xp.asarray(h) for h in host)
 
         def run() -> None:
-            (a @ b).evaluate()
-            gpu.flush()
+            _finish(gpu, a @ b)
 
         vy = _wall(ctx, run, VYRE_METHOD)
         got = np.asarray(a @ b)
@@ -216,12 +236,14 @@ def matmul(ctx: Context) -> dict:
     base: dict[str, Outcome] = {}
     op = ResidentOp(gpu, "matmul", {"m": n, "k": n, "n": n}, host)
     try:
-        def run_op() -> None:
-            gpu.dispatch_resident_sequence(op.steps)
-            gpu.flush()
+        out_handle = op.handles[op.pipe.outputs[0]]
 
-        base["vyre_ops"] = _wall(ctx, run_op, "wall clock per launch: dispatch_resident_sequence + flush",
-                                 "vyre.ops matmul on resident buffers")
+        def run_op() -> None:  # the same wait as the vyre row: a 4-byte read after the submission
+            gpu.dispatch_resident_sequence(op.steps)
+            gpu.download_resident_range(out_handle, 0, 4)
+
+        base["vyre_ops"] = _wall(ctx, run_op, "wall clock per launch: dispatch_resident_sequence + a 4-byte "
+                                 "download", "vyre.ops matmul on resident buffers")
     finally:
         op.free()
     base.update(_eager(ctx, lambda lib, t: t[0] @ t[1], host))
@@ -230,6 +252,6 @@ def matmul(ctx: Context) -> dict:
 
 
 def run(ctx: Context):
-    for fn in (fused_chain, fused_sum, small_chain, matmul):
+    for fn in (fused_chain, fused_sum, small_sum, small_chain, matmul):
         yield fn(ctx)
         ctx.release()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from ..backends.host import storage_nbytes
 from ..errors import DispatchError, VyreError
 from ._dtypes import ir_type
 from ._expr import Leaf, Node
+
+if TYPE_CHECKING:
+    from ._fuse import Deferred
 
 _REPR_MAX = 1000  # elements shown by repr (larger arrays show shape and dtype only)
 
@@ -33,13 +36,14 @@ def _free(backend: Any, handle: Any) -> None:
 class Buffer:
     """A resident buffer owned by arrays and by the expression leaves that read it (freed when the last
     of them is collected), so an in-place operator can give an array a new buffer while pending
-    expressions keep reading the old one. ``pending``: the expression whose values the buffer will hold
-    once an evaluation computes them (None when it holds its values, or is an output a kernel fills);
-    a leaf captures the buffer with it, so what the leaf reads never depends on the array's later life."""
+    expressions keep reading the old one. ``pending``: the expression (or deferred work,
+    _fuse.Deferred) whose values the buffer will hold once an evaluation computes them (None when it
+    holds its values, or is an output a kernel fills); a leaf captures the buffer with it, so what the
+    leaf reads never depends on the array's later life."""
 
     __slots__ = ("handle", "pending", "__weakref__")
 
-    def __init__(self, backend: Any, nbytes: int, pending: Node | None = None):
+    def __init__(self, backend: Any, nbytes: int, pending: Node | Deferred | None = None):
         self.handle = backend.allocate_resident(nbytes)
         self.pending = pending
         weakref.finalize(self, _free, backend, self.handle)
@@ -78,7 +82,7 @@ class Array:
 
     def _storage(self) -> Any:
         """The resident handle of a materialised array (see :meth:`evaluate`)."""
-        if self._expr is not None or self._buf is None:
+        if self._expr is not None or self._buf is None or self._buf.pending is not None:
             raise DispatchError("array is not materialised", fix="call x.evaluate() first")
         return self._buf.handle
 
@@ -88,7 +92,7 @@ class Array:
 
     def evaluate(self) -> Array:
         """Materialise a pending expression (one submission for everything it needs); returns self."""
-        if self._expr is not None:
+        if self.is_lazy:
             from ._fuse import evaluate
             evaluate([self])
         return self
@@ -101,8 +105,8 @@ class Array:
 
     @property
     def is_lazy(self) -> bool:
-        """True while the array is a pending expression."""
-        return self._expr is not None
+        """True while the array is a pending expression or the result of deferred work (a reduction)."""
+        return self._expr is not None or (self._buf is not None and self._buf.pending is not None)
 
     def explain(self) -> str:
         """The kernels evaluating this array would run now, with their programs (see _fuse.explain)."""
@@ -141,8 +145,8 @@ class Array:
         """Download (``np.asarray(x)``): always a new host array."""
         if copy is False:
             raise ValueError("vyre arrays live on a device: np.asarray needs a copy (copy=False is impossible)")
-        h = self.handle
-        raw = self._device.download_resident(h)
+        from ._fuse import download
+        raw = download(self)  # pending work and the read: one submission
         store = ir_type(self._dtype).storage_scalar.numpy_dtype
         out = raw.view(store)[: self.size]
         out = (out != 0) if self._dtype == np.bool_ else out.astype(self._dtype, copy=False)

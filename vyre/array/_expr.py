@@ -36,6 +36,7 @@ from ._dtypes import ir_type
 
 if TYPE_CHECKING:
     from ._array import Array, Buffer
+    from ._fuse import Deferred
 
 #: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val.
 #: vyre/array/_elementwise.py and _math.py fill it; wave-2 modules may add entries (unique names).
@@ -90,7 +91,7 @@ class Leaf(Node):
         return id(self.buf)
 
     @property
-    def pending(self) -> Node | None:
+    def pending(self) -> Node | Deferred | None:
         """The expression still to be computed into the buffer (None once it holds its values)."""
         return self.buf.pending
 

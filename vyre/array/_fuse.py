@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -188,6 +188,30 @@ def pending_buffers(nodes: Sequence[Node]) -> list[Buffer]:
     return out
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """Work that fills a buffer, recorded but not submitted (a buffer's ``pending``, like an expression):
+    ``build(plan, handle)`` appends the steps writing ``handle`` to ``plan``; ``nodes`` are the trees
+    those steps fuse (their pending leaves are computed first, in the same plan). A kernel that returns
+    a new array defers itself this way, so its consumer's submission includes it: ``float(x.sum())`` is
+    one submission and one wait (the reduction and the download of its result)."""
+
+    nodes: tuple[Node, ...]
+    build: Callable[[Plan, Any], None]
+
+
+def defer(out: Array, nodes: Sequence[Node], build: Callable[[Plan, Any], None]) -> Array:
+    """Make ``out`` (a new array) pending on ``build`` (see :class:`Deferred`); returns ``out``."""
+    out._allocate()
+    assert out._buf is not None and out._expr is None
+    out._buf.pending = Deferred(tuple(nodes), build)
+    return out
+
+
+def _deps(pending: Node | Deferred) -> list[Buffer]:
+    return pending_buffers(pending.nodes if isinstance(pending, Deferred) else [pending])
+
+
 def _pending_order(roots: list[Buffer]) -> list[Buffer]:
     """``roots`` and the pending buffers their expressions need, each once, dependencies first."""
     order: list[Buffer] = []
@@ -202,8 +226,7 @@ def _pending_order(roots: list[Buffer]) -> list[Buffer]:
             continue
         seen.add(id(buf))
         stack.append((buf, True))
-        deps: list[Buffer] = []
-        _pending_leaves(buf.pending, deps)
+        deps = _deps(buf.pending)
         stack.extend((d, False) for d in deps if id(d) not in seen)
     return order
 
@@ -221,11 +244,16 @@ def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -
             assert a._buf is not None
             p.done.append(a)
             roots.append(a._buf)  # already filled through a leaf when its pending is None: commit only
+        elif a._buf is not None and a._buf.pending is not None:
+            roots.append(a._buf)  # deferred work
     roots.extend(pending_buffers(nodes))
     for buf in _pending_order(roots):
         node = buf.pending
         assert node is not None
         p.filled.append(buf)
+        if isinstance(node, Deferred):
+            node.build(p, buf.handle)
+            continue
         if node.count == 0:
             continue
         prog, leaves, words = program_for(node)
@@ -245,28 +273,43 @@ def plan_for_node(node: Node, backend: Any) -> Plan:
 
 
 def evaluate(arrays: list[Array]) -> None:
-    """Materialise ``arrays`` (and what they need) in one submission."""
-    pending = [a for a in arrays if a._expr is not None]
+    """Materialise ``arrays`` (and what they need) in one submission. This submits and returns: it does
+    not wait for the device (a download, ``np.asarray(x)``, or ``backend.flush()`` waits)."""
+    pending = [a for a in arrays if a.is_lazy]
     if pending:
         plan(pending).run()
 
 
+def download(array: Array) -> np.ndarray:
+    """``array``'s buffer as raw bytes (uint8; the storage layout of vyre.backends.host). Pending work is
+    submitted with the read: one submission and one wait."""
+    if array.is_lazy:
+        p = plan([array])
+        h = array._allocate()
+        if p.steps:
+            return p.run([h])[0]
+        p.run()  # nothing to compute (filled through a leaf, or empty): commit only
+    return array.device.download_resident(array._storage())
+
+
 def explain(array: Array) -> str:
     """What evaluating ``array`` would run now: the number of kernels and each program's text."""
-    if array._expr is None:
+    if not array.is_lazy:
         return "materialised: 0 kernels"
-    # the array's own tree last; its buffer is not allocated here (explaining changes nothing)
-    order = [b.pending for b in _pending_order(pending_buffers([array._expr]))] + [array._expr]
-    parts = [f"{len(order)} kernel(s) in one submission"]
-    for k, node in enumerate(order):
-        assert node is not None
-        prog, leaves, _ = program_for(node)
-        parts.append(f"-- kernel {k}: {node.dtype}{list(node.shape)} from {len(leaves)} buffer(s), "
-                     f"fingerprint {prog.fingerprint[:12]}\n{prog.to_text()}")
+    p = plan([array])  # built, never run: nothing is marked done
+    try:
+        parts = [f"{len(p.steps)} kernel(s) in one submission"]
+        for k, step in enumerate(p.steps):
+            prog, handles = step[0], step[1]
+            parts.append(f"-- kernel {k}: {prog.name} over {len(handles)} buffer(s), "
+                         f"fingerprint {prog.fingerprint[:12]}\n{prog.to_text()}")
+    finally:
+        for h in p.temps:
+            p.backend.free_resident(h)
     return "\n".join(parts)
 
 
 __all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "plan_for_node", "Plan", "evaluate",
-           "pending_buffers",
+           "pending_buffers", "Deferred", "defer", "download",
            "explain", "cut",
            "MAX_NODES", "MAX_LEAVES"]

@@ -33,6 +33,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from . import _math as M
 from ._array import Array
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, Strided, collect, strides_of
-from ._fuse import _bump, plan_for_node
+from ._fuse import Plan, _bump, defer
 
 WG = 256  # lanes per workgroup
 TREE_MIN = 256  # rows at least this long use the tree kernel
@@ -262,29 +263,32 @@ def _partials_program(red: Reduction, shape: Shape) -> Program:
 def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tuple[int, ...],
                 device: object) -> Array:
     """Reduce ``node`` (a pending tree or a leaf) over ``axes`` (sorted, distinct, non-empty reduction
-    length) into a new materialised Array of ``out_shape``: one submission, the tree fused in pass 1."""
+    length) into a new Array of ``out_shape``, deferred (_fuse.defer): it runs in the submission of
+    whatever reads it first (``float(x.sum())``: the reduction and the download together), the tree
+    fused in pass 1."""
     view = rows_view(node, axes)
     rows = math.prod(node.shape[d] for d in range(len(node.shape)) if d not in axes)
     shape = Shape(rows, math.prod(node.shape[d] for d in axes))
     res = Array(out_shape, red.out, device)
-    out = res._allocate()
     if rows == 0:
+        res._allocate()
         return res
     key = ("stats", red, shape.rows, shape.length, shape.blocks, UNROLL, MAX_GRID_Y, collect(view).key)
     prog, e = _first_program(red, view, shape, key)
-    p = plan_for_node(view, device)
-    if not shape.tree:
-        p.steps.append((prog, [*p.bind(e), out]))
-    elif shape.blocks == 1:
-        p.steps.append((prog, [*p.bind(e), out], grid(1, shape.rows)))
-    else:
-        be = device
-        part = be.allocate_resident(4 * shape.rows * shape.blocks)  # type: ignore[attr-defined]
-        p.temps.append(part)
-        p.steps.append((prog, [*p.bind(e), part], grid(shape.blocks, shape.rows)))
-        p.steps.append((_partials_program(red, shape), [part, out], grid(1, shape.rows)))
-    p.run()
-    return res
+    second = _partials_program(red, shape) if shape.tree and shape.blocks > 1 else None
+
+    def build(p: Plan, out: Any) -> None:
+        if not shape.tree:
+            p.steps.append((prog, [*p.bind(e), out]))
+        elif shape.blocks == 1:
+            p.steps.append((prog, [*p.bind(e), out], grid(1, shape.rows)))
+        else:
+            part = p.backend.allocate_resident(4 * shape.rows * shape.blocks)
+            p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
+            p.steps.append((prog, [*p.bind(e), part], grid(shape.blocks, shape.rows)))
+            p.steps.append((second, [part, out], grid(1, shape.rows)))
+
+    return defer(res, [view], build)
 
 
 __all__ = ["Reduction", "reduce_node", "depth", "rows_view", "load", "WG"]
