@@ -20,15 +20,15 @@ def within(op_id: str, got, want, *arrays, **params) -> None:
 RNG = np.random.default_rng(2026)
 F = RNG.random((1001, 8), dtype=np.float32)
 G = RNG.random((1001, 8), dtype=np.float32)
-I = RNG.integers(-(2**31), 2**31, (1001, 8), dtype=np.int64).astype(np.int32)
+INTS = RNG.integers(-(2**31), 2**31, (1001, 8), dtype=np.int64).astype(np.int32)
 
 
 @pytest.mark.parametrize("op,args,want", [
     ("zip.add", (F, G), F + G),
     ("zip_mul", (F, G[0]), F * G[0]),  # a row broadcast along axis 0 goes whole to every worker
-    ("zip.sub", (I, I[:1]), I - I[:1]),  # integers wrap
+    ("zip.sub", (INTS, INTS[:1]), INTS - INTS[:1]),  # integers wrap
     ("map.sqrt", (F,), np.sqrt(F)),
-    ("bits.popcount", (I.view(np.uint32),), np.bitwise_count(I.view(np.uint32))),
+    ("bits.popcount", (INTS.view(np.uint32),), np.bitwise_count(INTS.view(np.uint32))),
 ])
 def test_elementwise(ray_pool, op, args, want):
     got = ray_pool.elementwise(op, *args)
@@ -62,9 +62,9 @@ def test_reductions(ray_pool, op, fn):
     assert got.shape == () and got.dtype == np.float32
     within(f"reduce.{op}", got, np.asarray(fn(x, dtype=np.float64) if op == "sum" else fn(x), np.float32), x)
     assert ray_pool.reduce(op, x).tobytes() == got.tobytes()  # fixed shard order: same bits every run
-    xi = I.reshape(-1)
+    xi = INTS.reshape(-1)
     want = np.asarray(fn(xi) if op != "sum" else xi.sum(dtype=np.int32))  # int32 sums wrap
-    assert ray_pool.reduce(op, I) == want and ray_pool.reduce(op, I).dtype == np.int32
+    assert ray_pool.reduce(op, INTS) == want and ray_pool.reduce(op, INTS).dtype == np.int32
     with pytest.raises(DispatchError, match="unknown reduction"):
         ray_pool.reduce("median", x)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_dist_batch import assert_same, mixed_jobs, scale_program
 
 from vyre.errors import DistributedError, WorkerTimeoutError
-
-from test_dist_batch import assert_same, mixed_jobs, scale_program
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ pool is always split the same way, and float results are reproducible run to run
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,8 @@ def assign(weights: Sequence[int], bins: int) -> list[list[int]]:
     return [sorted(g) for g in groups]
 
 
-def chunks(positions: list[int], weights: Sequence[int], max_bytes: int, max_jobs: int) -> list[list[int]]:
+def chunks(positions: list[int], weights: Mapping[int, int] | Sequence[int], max_bytes: int,
+           max_jobs: int) -> list[list[int]]:
     """``positions`` cut, in order, into runs of at most ``max_jobs`` jobs and ``max_bytes`` (a job heavier
     than ``max_bytes`` alone forms a run): a worker gets several calls, so a dead one loses little."""
     out: list[list[int]] = []
