@@ -145,7 +145,7 @@ def test_make_test_runs_the_checks_then_the_tests():
                      "$(VENV)/bin/mkdocs serve"]
     # the documentation site is built (strict: a warning fails) last; make docs serves it; site/ is ignored
     assert "\ndocs-build: $(STAMP)\n" in make and "\ndocs: $(STAMP)\n" in make
-    assert "-e '.[test,docs]'" in make
+    assert "-e '.[test,docs,distributed]'" in make  # Ray: tests/distributed
     assert "/site/" in (ROOT / ".gitignore").read_text()
     # the second run is the GPU backend's tests on wgpu-py's public API
     assert "PUBLIC_API_TESTS := tests/backends/wgpu " in make
