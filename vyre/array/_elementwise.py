@@ -212,12 +212,21 @@ def _pow(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
         return b.select(y < 0, neg, acc)
 
     def flt(b: ProgramBuilder, x: Val, y: Val) -> Val:
-        r = b.let(x.abs().pow(y))
+        ax = b.let(x.abs())
+        # WGSL leaves pow(0, y) and pow(inf, y) undefined (exp2(y log2 x)) and 1^inf is NaN through it:
+        # IEEE's values are set here (0^-y = inf, inf^-y = 0, (+-1)^(+-inf) = 1)
+        huge = b.let(M.fbits(b, M.INF_BITS))
+        r = b.let(ax.pow(y))
+        r = b.select(ax == 0.0, b.select(y < 0.0, huge, b.lit(0.0)), r)
+        r = b.select(M.isinf(b, ax), b.select(y < 0.0, b.lit(0.0), huge), r)
+        r = b.select((ax == 1.0) & M.isinf(b, y), b.lit(1.0), r)
         yint = y.floor() == y
         odd = yint & ((y * 0.5).floor() != y * 0.5)
-        r = b.select(x < 0.0, b.select(yint, b.select(odd, -r, r), M.nan(b)), r)
+        r = b.select(x < 0.0, b.select(yint, b.select(odd, -r, r), b.select(M.isfinite(b, x), M.nan(b), r)), r)
         r = b.select((x == 0.0) & odd & M.signbit(b, x), -r, r)
-        return b.select(y == 0.0, b.lit(1.0), b.select(x == 1.0, b.lit(1.0), r))
+        # NaN by its bits (lavapipe's float compares with NaN are unreliable); x^0 = 1^y = 1 even for NaN
+        one = ((y == 0.0) & ~M.isnan(b, y)) | ((x == 1.0) & ~M.isnan(b, x))
+        return b.select(one, b.lit(1.0), b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), r))
     return _in_f32(flt)(b, args, dts, out)
 
 
