@@ -160,13 +160,13 @@ def test_reference_subgroup_size_is_checked():
 def test_lowering_enables_subgroups_only_when_used():
     p, _ = _all_ops(64)
     low = lower(p)
-    assert low.wgsl.splitlines()[1] == "enable subgroups;" and "subgroup" in low.features
+    assert low.wgsl.splitlines()[1] == "enable subgroups;" and low.features == {"subgroups"}
     assert "@builtin(subgroup_invocation_id) _sgid: u32" in low.wgsl and "subgroupShuffleXor(" in low.wgsl
     b = ProgramBuilder("plain", 64)
     o = b.buffer("o", "u32", "write")
     o[b.global_index()] = b.local_index()
     plain = lower(b.build())
-    assert "subgroup" not in plain.wgsl and "subgroup" not in plain.features
+    assert "subgroup" not in plain.wgsl and not plain.features
 
 
 # ----------------------------------------------------------------------------- GPU

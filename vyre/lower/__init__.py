@@ -82,8 +82,10 @@ def lower(program: Program) -> LoweredProgram:
     bindings.append(
         BindingInfo(PARAMS_GROUP, PARAMS_BINDING, PARAMS_NAME, "uniform", DataType.U32, Access.UNIFORM, False)
     )
+    # WebGPU's feature names (an exported module asks the browser for them; the wgpu backend maps
+    # "subgroups" to wgpu-native's "subgroup")
     features = frozenset({"shader-f16"} if uses_f16 else set()) | frozenset(
-        {"subgroup"} if program_uses_subgroups(program) else set())
+        {"subgroups"} if program_uses_subgroups(program) else set())
     return LoweredProgram(
         wgsl=wgsl,
         entry_point=ENTRY_POINT,
