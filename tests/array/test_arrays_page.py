@@ -3,34 +3,15 @@ the GPU adapter here), and a ``text`` block right after a python block is exactl
 
 from __future__ import annotations
 
-import linecache
-import re
-from pathlib import Path
+from doc_pages import DOCS, blocks, run_page
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "arrays.md"
+PAGE = DOCS / "arrays.md"
 
 
-def blocks() -> list[tuple[str, str]]:
-    return re.findall(r"```(python|text)\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
-
-
-def test_arrays_page_runs_and_prints_what_it_shows(gpu, capsys):
-    found = blocks()
-    assert sum(kind == "python" for kind, _ in found) >= 10
-    namespace: dict = {"__name__": "__arrays_md__"}
-    checked = 0
-    for k, (kind, code) in enumerate(found):
-        if kind != "python":
-            continue
-        name = f"{PAGE}:block{k}"
-        # @vyre.kernel reads its function's source: keep each block where inspect finds it
-        linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
-        exec(compile(code, name, "exec"), namespace)
-        printed = capsys.readouterr().out
-        if k + 1 < len(found) and found[k + 1][0] == "text":
-            assert printed == found[k + 1][1], f"block {k} of {PAGE.name} printed:\n{printed}"
-            checked += 1
-    assert checked == sum(kind == "text" for kind, _ in found) >= 8  # every output shown is checked
+def test_arrays_page_runs_and_prints_what_it_shows(gpu, tmp_path, capsys):
+    ran, checked = run_page(PAGE, tmp_path, capsys)
+    assert ran >= 10
+    assert checked == sum(kind == "text" for kind, _ in blocks(PAGE)) >= 8  # every output shown is checked
 
 
 #: Every name of the standard's main namespace (2024.12): functions, dtypes and constants.
