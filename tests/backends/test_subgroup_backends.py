@@ -198,3 +198,11 @@ def test_gpu_without_the_feature_raises_before_gpu_work(sg_gpu, monkeypatch):
     with pytest.raises(UnsupportedFeatureError) as ei:
         _run(sg_gpu, p, _inputs(64), k, 1)
     assert "subgroup" in str(ei.value) and ei.value.fix
+
+
+def test_float_model_refuses_subgroup_programs():
+    from vyre.backends.float_model import run_model
+
+    p, _ = _all_ops(64)
+    with pytest.raises(UnsupportedFeatureError, match="float model does not cover subgroup"):
+        run_model(p, [_inputs(64)], DispatchConfig(grid=(1, 1, 1)))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import UnsupportedFeatureError
 from ..ir.nodes import (
     Atomic,
     AtomicOp,
@@ -30,6 +31,7 @@ from ..ir.nodes import (
     Load,
     Select,
     Store,
+    Subgroup,
     Unary,
     UnOp,
     VarDecl,
@@ -218,6 +220,13 @@ class ModelChunk(Chunk):
     def visit_Extract(self, e: Extract):
         a = self.sv(e.arg)
         return Shadowed(a.v[:, e.lane], a.e[:, e.lane], a.u[:, e.lane])
+
+    def visit_Subgroup(self, e: Subgroup):
+        # no error model for cross-lane operations yet: refuse clearly rather than misjudge a GPU
+        raise UnsupportedFeatureError(
+            f"the float model does not cover subgroup operations (subgroup_{e.op.value} in program "
+            f"{self.program.name!r})", fix="compare subgroup programs with ReferenceBackend(subgroup_size=...) "
+            "at the adapter's subgroup size, as tests/backends/test_subgroup_backends.py does")
 
     def visit_Atomic(self, e: Atomic):
         index = self.sv(e.index)
