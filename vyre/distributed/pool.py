@@ -37,18 +37,22 @@ class Pool:
     node's cluster). ``adapters``: one entry per worker: an adapter index, ``None`` (claim a free adapter
     of the node the worker lands on; such workers ask Ray for one ``vyre_adapter`` unit) or ``"default"``.
     ``timeout_s`` bounds every wait; ``max_restarts`` is Ray's restart budget per worker;
-    ``chunk_bytes``/``chunk_jobs`` bound one worker call of a batch."""
+    ``chunk_bytes``/``chunk_jobs`` bound one worker call of a batch; ``node_id`` pins every worker to
+    that Ray node (``local_pool`` pins them to this one)."""
 
     def __init__(self, actors: int | None = None, *, address: str | None = None,
                  adapters: list[int | str | None] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  max_restarts: int = 3, chunk_bytes: int = 64 << 20, chunk_jobs: int = 32,
-                 backend_kwargs: dict | None = None):
+                 backend_kwargs: dict | None = None, node_id: str | None = None):
         r = ray()
         self.timeout_s = float(_positive("timeout_s", timeout_s, float))
         self.chunk_bytes = _positive("chunk_bytes", chunk_bytes)
         self.chunk_jobs = _positive("chunk_jobs", chunk_jobs)
         if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
             raise DispatchError(f"max_restarts must be an int >= 0, got {max_restarts!r}", fix="pass max_restarts=3")
+        if adapters is not None and not adapters:
+            raise DispatchError("a pool needs at least one worker, got adapters=[]", fix="pass adapters=[0]")
+        self._owns_ray = False
         if not r.is_initialized():
             try:
                 r.init(address=address, ignore_reinit_error=True, logging_level="warning")
@@ -56,25 +60,29 @@ class Pool:
                 raise DistributedError(f"could not connect to the Ray cluster {address!r}: {exc}",
                                        fix="start it with `ray start --head --resources '{\"vyre_adapter\": N}'`, "
                                            "or use vyre.distributed.local_pool() on one machine") from None
+            self._owns_ray = True  # address=None started a local instance: stop it with the pool
         if adapters is None:
             if actors is None:
                 actors = int(r.cluster_resources().get(RESOURCE, 0))
                 if actors == 0:
+                    if self._owns_ray:
+                        r.shutdown()
                     raise DistributedError(f"no node of the Ray cluster offers the {RESOURCE!r} resource",
                                            fix=f"start each node with `ray start --resources '{{\"{RESOURCE}\": N}}'` "
                                                "(N: its adapters), or pass adapters=[...]")
             adapters = [None] * _positive("actors", actors)
-        elif not adapters:
-            raise DispatchError("a pool needs at least one worker, got adapters=[]", fix="pass adapters=[0]")
         remote = r.remote(AdapterWorker)
         self._workers = []
         for a in adapters:
             opts: dict[str, Any] = {"num_cpus": 0, "max_restarts": max_restarts, "max_task_retries": max_restarts}
             if a is None:
                 opts["resources"] = {RESOURCE: 1}
+            if node_id is not None:
+                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+                opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
             self._workers.append(remote.options(**opts).remote(a, backend_kwargs))
         self._known: list[set[str]] = [set() for _ in self._workers]
-        self._owns_ray = False
         self._closed = False
         try:
             self._call_all("ready", lambda w: w.programs.remote())
@@ -206,7 +214,7 @@ def local_pool(actors: int | None = None, *, num_cpus: int | None = None, timeou
         started = True
     try:
         pool = Pool(adapters=[indices[i % len(indices)] for i in range(count)], timeout_s=timeout_s,
-                    max_restarts=max_restarts, **kwargs)
+                    max_restarts=max_restarts, node_id=r.get_runtime_context().get_node_id(), **kwargs)
     except BaseException:
         if started:
             r.shutdown()
