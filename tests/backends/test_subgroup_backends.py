@@ -206,3 +206,21 @@ def test_float_model_refuses_subgroup_programs():
     p, _ = _all_ops(64)
     with pytest.raises(UnsupportedFeatureError, match="float model does not cover subgroup"):
         run_model(p, [_inputs(64)], DispatchConfig(grid=(1, 1, 1)))
+
+
+@pytest.mark.parametrize("dtype", ["f16", "vec2<f16>", "vec4<f32>", "vec2<i32>", "vec3<u32>"])
+def test_gpu_vectors_and_f16_match_the_reference(sg_gpu, dtype):
+    if "f16" in dtype and not sg_gpu.supports_f16():
+        skip_or_fail("the adapter has no shader-f16")
+    b = ProgramBuilder("sg_types", 16)
+    x = b.buffer("x", dtype)
+    y = b.buffer("y", dtype, "write")
+    i = b.global_index()
+    v = x[i]
+    y[i] = b.subgroup_add(v) + b.subgroup_inclusive_add(v) + b.subgroup_shuffle_xor(v, 1) + b.subgroup_max(v)
+    p = b.build()
+    lanes = p.buffers[0].dtype.lanes
+    host = p.buffers[0].dtype.numpy_dtype
+    x_in = (np.arange(32 * lanes) % 7).astype(host).reshape((32, lanes) if lanes > 1 else (32,))  # exact sums
+    want = ReferenceBackend(subgroup_size=_adapter_size(sg_gpu)).dispatch(p, [x_in])[0]
+    assert np.array_equal(sg_gpu.dispatch(p, [x_in])[0], want)
