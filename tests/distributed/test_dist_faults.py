@@ -76,3 +76,19 @@ def test_pool_places_workers_by_the_vyre_adapter_resource(ray_pool):
             Pool(actors=1, timeout_s=1.0)  # no unit left: never placed
     with pytest.raises(DistributedError, match="shut down"):
         pool.dispatch_batch([])
+
+
+def test_a_worker_gone_for_good_has_its_calls_run_by_the_others(ray_pool, batch):
+    """No restarts left: the dead worker's calls move to the next worker; with none left, a typed error."""
+    import ray
+
+    from vyre.distributed import Pool
+
+    jobs, want = batch
+    with Pool(adapters=["default", "default"], max_restarts=0, timeout_s=120) as pool:
+        run = pool.submit_batch(jobs[:100])
+        ray.kill(pool.workers[0], no_restart=True)
+        assert_same(run.result(), want[:100])
+        ray.kill(pool.workers[1], no_restart=True)
+        with pytest.raises(DistributedError, match="every worker tried died"):
+            pool.dispatch_batch(jobs[:10])
