@@ -94,14 +94,16 @@ def fold_grid(grid: tuple[int, int, int], max_per_dim: int = MAX_WORKGROUPS_PER_
     """Workgroup counts to dispatch for a logical grid: its total folded into x, y, z.
 
     The shader recomputes the logical ids from the linear workgroup index and returns
-    early from the surplus workgroups, so the result is always correct.
+    early from the surplus workgroups, so the result is always correct. x is the smallest width
+    that fits the total in the rows needed, so the surplus is under one row (65536 workgroups
+    dispatch as 32768 x 2, not 65535 x 2 with 65534 idle ones).
     """
     total = grid[0] * grid[1] * grid[2]
     if total == 0:
         return (0, 0, 0)
-    x = min(total, max_per_dim)
-    y = min(math.ceil(total / x), max_per_dim)
-    z = math.ceil(total / (x * y))
+    z = math.ceil(total / (max_per_dim * max_per_dim))
+    y = math.ceil(total / (max_per_dim * z))
+    x = math.ceil(total / (y * z))
     if z > max_per_dim:
         raise DispatchError(
             f"grid {grid} has {total} workgroups, more than {max_per_dim}^3 can address",

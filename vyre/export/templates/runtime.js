@@ -224,9 +224,10 @@ function defaultGridOf(manifest, counts) {
 export function foldGrid(grid, maxPerDim = 65535) {
   const total = grid[0] * grid[1] * grid[2];
   if (total === 0) return [0, 0, 0];
-  const x = Math.min(total, maxPerDim);
-  const y = Math.min(Math.ceil(total / x), maxPerDim);
-  const z = Math.ceil(total / (x * y));
+  // the smallest x that fits the total in the rows needed: the surplus is under one row
+  const z = Math.ceil(total / (maxPerDim * maxPerDim));
+  const y = Math.ceil(total / (maxPerDim * z));
+  const x = Math.ceil(total / (y * z));
   if (z > maxPerDim) {
     throw dispatchError(`grid [${grid}] has ${total} workgroups, more than ${maxPerDim}^3 can address`,
       'use larger workgroups or a grid-stride loop');
