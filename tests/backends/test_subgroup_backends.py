@@ -200,11 +200,19 @@ def test_gpu_without_the_feature_raises_before_gpu_work(sg_gpu, monkeypatch):
     assert "subgroup" in str(ei.value) and ei.value.fix
 
 
-def test_float_model_refuses_subgroup_programs():
+def test_float_model_runs_integer_subgroup_ops_and_refuses_float_ones():
     from vyre.backends.float_model import run_model
 
+    b = ProgramBuilder("sg_model", 16)
+    x = b.buffer("x", "u32")
+    y = b.buffer("y", "u32", "write")
+    i = b.global_index()
+    y[i] = b.subgroup_add(x[i]) + b.subgroup_shuffle(x[i], b.subgroup_invocation_id() ^ 1)
+    x_in = _inputs(32)
+    (out,) = run_model(b.build(), [x_in])
+    assert np.array_equal(out.value, ReferenceBackend().dispatch(b.build(), [x_in])[0]) and not out.unspecified.any()
     p, _ = _all_ops(64)
-    with pytest.raises(UnsupportedFeatureError, match="float model does not cover subgroup"):
+    with pytest.raises(UnsupportedFeatureError, match="float model does not cover subgroup operations on floats"):
         run_model(p, [_inputs(64)], DispatchConfig(grid=(1, 1, 1)))
 
 

@@ -32,6 +32,7 @@ from ..ir.nodes import (
     Select,
     Store,
     Subgroup,
+    SubgroupOp,
     Unary,
     UnOp,
     VarDecl,
@@ -222,11 +223,19 @@ class ModelChunk(Chunk):
         return Shadowed(a.v[:, e.lane], a.e[:, e.lane], a.u[:, e.lane])
 
     def visit_Subgroup(self, e: Subgroup):
-        # no error model for cross-lane operations yet: refuse clearly rather than misjudge a GPU
-        raise UnsupportedFeatureError(
-            f"the float model does not cover subgroup operations (subgroup_{e.op.value} in program "
-            f"{self.program.name!r})", fix="compare subgroup programs with ReferenceBackend(subgroup_size=...) "
-            "at the adapter's subgroup size, as tests/backends/test_subgroup_backends.py does")
+        a = self.sv(e.value)
+        lane = None if e.lane is None else self.sv(e.lane)
+        if a.is_float:  # no error model for cross-lane float arithmetic yet: refuse rather than misjudge a GPU
+            raise UnsupportedFeatureError(
+                f"the float model does not cover subgroup operations on floats (subgroup_{e.op.value} in program "
+                f"{self.program.name!r})", fix="compare them with ReferenceBackend(subgroup_size=...) at the "
+                "adapter's subgroup size, as tests/backends/test_subgroup_backends.py does")
+        r = self.subgroup(e.op, a.v, None if lane is None else lane.v)
+        # integers and bools are exact; an unspecified operand in the subgroup makes every result unspecified
+        u = self.subgroup(SubgroupOp.ANY, np.array(_lanes_mask(a.u, self.L)), None)
+        if lane is not None:
+            u = u | _lanes_mask(lane.u, self.L)
+        return Shadowed(r, 0.0, u[:, None] if r.ndim == 2 else u)
 
     def visit_Atomic(self, e: Atomic):
         index = self.sv(e.index)

@@ -25,6 +25,7 @@ from ..ir.nodes import (
     Load,
     Select,
     Subgroup,
+    SubgroupOp,
     Unary,
     UnOp,
     Var,
@@ -187,12 +188,14 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         return self.mem[e.buffer].atomic(e.op, index, value, expected, self.mask)
 
     def visit_Subgroup(self, e: Subgroup) -> np.ndarray:
-        value = self.visit(e.value)
-        lane = None if e.lane is None else self.visit(e.lane)
+        return self.subgroup(e.op, self.visit(e.value), None if e.lane is None else self.visit(e.lane))
+
+    def subgroup(self, op: SubgroupOp, value: np.ndarray, lane: np.ndarray | None) -> np.ndarray:
+        """``op`` across the active lanes (``self.mask``) of each simulated subgroup."""
         size = self.sg_size
         per_wg = -(-self.inv // size)  # subgroups per workgroup: consecutive local indices
         mask = np.broadcast_to(self.mask, self.local.shape)
-        return subgroup_op(e.op, value, lane, mask, self.wg_local * per_wg + self.local // size,
+        return subgroup_op(op, value, lane, mask, self.wg_local * per_wg + self.local // size,
                            self.local % size, size, self.n_wg * per_wg)
 
     def visit_VecNew(self, e: VecNew) -> np.ndarray:
