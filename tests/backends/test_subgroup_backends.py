@@ -232,3 +232,23 @@ def test_gpu_vectors_and_f16_match_the_reference(sg_gpu, dtype):
     x_in = (np.arange(32 * lanes) % 7).astype(host).reshape((32, lanes) if lanes > 1 else (32,))  # exact sums
     want = ReferenceBackend(subgroup_size=_adapter_size(sg_gpu)).dispatch(p, [x_in])[0]
     assert np.array_equal(sg_gpu.dispatch(p, [x_in])[0], want)
+
+
+def test_reduce_sum_chooses_the_subgroup_variant_where_it_is_preferred():
+    from vyre.ops.api import call, variant_for
+    from vyre.ops.registry import get
+    from vyre.ops.variants import AdapterFacts, choose
+
+    spec = get("reduce.sum")
+    whole = {"shape": (1 << 20,), "dtype": "f32", "axis": None}
+    cols = {"shape": (1000, 3), "dtype": "u32", "axis": 0}
+    h200 = AdapterFacts("wgpu", "discrete-gpu", frozenset({"subgroup"}), {})
+    assert choose(spec, whole, h200) == "subgroup"
+    assert choose(spec, cols, h200) == "generic"  # strided columns keep the generic kernel
+    assert choose(spec, whole, AdapterFacts("wgpu", "cpu", frozenset({"subgroup"}), {})) == "generic"
+    assert choose(spec, whole, AdapterFacts("wgpu", "discrete-gpu", frozenset(), {})) == "generic"
+    ref = ReferenceBackend(subgroup_size=8)
+    x = np.arange(5000, dtype=np.uint32)
+    assert variant_for("reduce.sum", ref, x) == "generic"  # the reference runs generic kernels unless forced
+    assert variant_for("reduce.sum", ref, x, variant="subgroup") == "subgroup"
+    assert call("reduce.sum", ref, x, variant="subgroup") == x.sum(dtype=np.uint32)
