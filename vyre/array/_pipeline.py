@@ -37,8 +37,9 @@ def _zero_program() -> Program:
 
 def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
     """Run ``pipeline`` with ``arrays`` as its inputs (in ``pipeline.inputs`` order; dtype and element
-    count must match each BufferSpec; any shape) on their backend, intermediates and outputs as resident
-    buffers, one submission. Returns the outputs as new arrays (shaped per ``output_shapes``, else 1-D)."""
+    count must match each BufferSpec, a ``vecN`` buffer of n elements taking an array of n * N scalars;
+    any shape) on their backend, intermediates and outputs as resident buffers, one submission. Returns
+    the outputs as new arrays (shaped per ``output_shapes``, else 1-D; vecN outputs as n * N scalars)."""
     ins = list(arrays)
     if len(ins) != len(pipeline.inputs) or not all(isinstance(a, Array) for a in ins):
         raise DispatchError(f"{pipeline.name} takes {len(pipeline.inputs)} array(s) ({', '.join(pipeline.inputs)})",
@@ -49,21 +50,24 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
         dev = current_backend()
     written = {n for s in pipeline.steps for d, n in zip(s.program.sorted_buffers, s.bind) if d.access.writable}
     bufs: dict[str, Array] = {}
+    for name, spec in pipeline.buffers.items():
+        if spec.dtype.lanes == 3:  # vec3 elements are padded to 4 in storage: no array has that layout
+            raise DispatchError(f"{pipeline.name}: buffer {name} is {spec.dtype.value} (padded in storage), "
+                                "which no array's layout matches", fix="run it with backend.run_pipeline")
     for name, a in zip(pipeline.inputs, ins):
         spec = pipeline.buffers[name]
-        if spec.dtype.lanes != 1 or D.ir_type(a.dtype) != spec.dtype or a.size != spec.count:
-            raise DispatchError(f"{pipeline.name}: input {name} wants {spec.count} x {spec.dtype.value}, "
-                                f"got {a.dtype}{list(a.shape)}", fix="astype/reshape the array to match")
+        want = spec.count * spec.dtype.lanes  # a vecN buffer of n elements is an array of n * N scalars
+        if D.ir_type(a.dtype) != spec.dtype.scalar or a.size != want:
+            raise DispatchError(f"{pipeline.name}: input {name} wants {want} x {spec.dtype.scalar.value} "
+                                f"({spec.count} x {spec.dtype.value}), got {a.dtype}{list(a.shape)}",
+                                fix="astype/reshape the array to match")
         if name in written:
             from ._functions import astype
             a = astype(a, a.dtype, copy=True)
         bufs[name] = a
     for name, spec in pipeline.buffers.items():
         if name not in bufs:
-            if spec.dtype.lanes != 1:
-                raise DispatchError(f"{pipeline.name}: vector buffer {name} cannot be an array",
-                                    fix="run it with backend.run_pipeline")
-            arr = Array((spec.count,), D.as_dtype(spec.dtype.numpy_dtype), dev)
+            arr = Array((spec.count * spec.dtype.lanes,), D.as_dtype(spec.dtype.numpy_dtype), dev)
             arr._allocate()
             bufs[name] = arr
     p = plan([a for a in bufs.values() if a.is_lazy], dev)
@@ -81,8 +85,10 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
     p.run()
     out = []
     for name in pipeline.outputs:
-        a = bufs[name]
-        shape = tuple(pipeline.output_shapes.get(name, (a.size,)))
+        a, spec = bufs[name], pipeline.buffers[name]
+        shape = tuple(pipeline.output_shapes.get(name, (spec.count,)))
+        if spec.dtype.lanes > 1:
+            shape += (spec.dtype.lanes,)
         r = Array(shape, a.dtype, dev)
         r._buf = a._buf
         out.append(r)

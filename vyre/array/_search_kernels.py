@@ -7,8 +7,8 @@
   numpy's stable descending order with NaN first, as array-api-strict's flip-argsort-flip gives);
   ``search_argmin_key`` complements all but NaN, so reduce.argmax's (largest key, first index) finds
   the first minimum, or the first NaN, as numpy's argmin does.
-* :func:`reduce_pipeline`: reduce.argmax / reduce.sum's multi-pass kernel (vyre/ops/reduce/_blocks.py)
-  with scalar loads (run_pipeline_on takes scalar buffers; the registered builds load vec4).
+* :func:`reduce_pipeline`: the registered reduce.argmax / reduce.sum pipelines (vec4 loads when rows are
+  contiguous and a multiple of 4 long).
 * :func:`argsort_pipeline`: iota, then sort.radix_pairs' passes on (key, index); rows of a batch are
   sorted by a second stable pass on the row id of each sorted element (a lexicographic (row, key) sort:
   one submission for any number of rows), then the indices become positions within their row.
@@ -29,9 +29,8 @@ from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
 from ..ir.types import DataType
 from ..ir.values import Val
-from ..ops.reduce import _blocks as blk
 from ..ops.reduce import argmax as _argmax
-from ..ops.reduce import basic as _basic
+from ..ops.registry import get
 from ..ops.sort._radix import sort_steps
 from . import _dtypes as D
 from ._expr import OPS, Emitter, Node
@@ -73,26 +72,9 @@ OPS["search_flag"] = _flag
 @functools.lru_cache(maxsize=256)
 def reduce_pipeline(op: str, outer: int, length: int, inner: int) -> Pipeline:
     """``op`` ("argmax": u32 keys -> u32 first index of the largest; "sum": u32) over a u32 input viewed as
-    (outer, length, inner), along ``length``; output ``out`` of outer * inner u32."""
-    red = _argmax.reducer("u32") if op == "argmax" else _basic.reducer("sum", "u32", length)
-    passes = [blk.geometry(outer, length, inner, 1)]
-    while passes[-1].blocks > 1:
-        passes.append(blk.geometry(passes[-1].outputs, passes[-1].blocks, 1))
-    buffers = {"x": BufferSpec(U32, outer * length * inner)}
-    steps: list[Step] = []
-    current: tuple[str, ...] = ("x",)
-    for level, g in enumerate(passes):
-        final = level == len(passes) - 1
-        if final:
-            outs: tuple[str, ...] = ("out",)
-            buffers["out"] = BufferSpec(DataType.parse(red.out), g.outputs)
-        else:
-            outs = tuple(f"partial{level}_{k}" for k in range(len(red.state)))
-            for name, dt in zip(outs, red.state):
-                buffers[name] = BufferSpec(DataType.parse(dt), g.outputs * g.blocks)
-        steps.append(Step(blk._pass_program(red, g, level, final), current + outs, (g.blocks, g.tiles, 1)))
-        current = outs
-    return Pipeline(f"array.{op}", buffers, ("x",), ("out",), tuple(steps))
+    (outer, length, inner), along ``length``: the registered reduce.argmax / reduce.sum build (its vec4
+    loads take the array as it is, see run_pipeline_on); output ``out`` of outer * inner u32."""
+    return get(f"reduce.{op}").build(shape=(outer, length, inner), dtype="u32", axis=1)
 
 
 # ---- argsort ----------------------------------------------------------------------------------------
