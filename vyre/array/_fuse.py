@@ -36,8 +36,6 @@ MAX_LEAVES = 6  # distinct input buffers: 6 + parameters + output = 8, WebGPU's 
 WORKGROUP = 256
 
 _lock = threading.Lock()
-_programs: OrderedDict[tuple, Program] = OrderedDict()
-_PROGRAM_CACHE = 1024
 _stats = {"kernels_built": 0, "kernels_dispatched": 0, "submissions": 0, "program_cache_hits": 0}
 
 
@@ -86,16 +84,43 @@ def params_handle(backend: Any, words: np.ndarray) -> Any:
     return h
 
 
+class ProgramCache:
+    """An LRU of generated programs by key (thread-safe; a build runs outside the lock), counted in
+    :func:`fusion_stats` (``kernels_built``, ``program_cache_hits``). Each kernel family keeps one."""
+
+    def __init__(self, capacity: int):
+        self._programs: OrderedDict[tuple, Program] = OrderedDict()
+        self._capacity = capacity
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+    def get(self, key: tuple, build: Callable[[], Program]) -> Program:
+        """The program under ``key``, built by ``build()`` on a miss."""
+        with _lock:
+            prog = self._programs.get(key)
+            if prog is not None:
+                self._programs.move_to_end(key)
+                _stats["program_cache_hits"] += 1
+                return prog
+        prog = build()
+        with _lock:
+            self._programs[key] = prog
+            _stats["kernels_built"] += 1
+            while len(self._programs) > self._capacity:
+                self._programs.popitem(last=False)
+        return prog
+
+
+_programs = ProgramCache(1024)
+
+
 def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
     """The program computing ``node`` into an ``out`` buffer (one invocation per element, grid from
     ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
     c = collect(node)
-    with _lock:
-        prog = _programs.get(c.key)
-        if prog is not None:
-            _programs.move_to_end(c.key)
-            _stats["program_cache_hits"] += 1
-    if prog is None:
+
+    def build() -> Program:
         b = ProgramBuilder("array_fused", WORKGROUP)
         e = Emitter(b, node)
         n = node.count
@@ -104,12 +129,9 @@ def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
         i = b.global_index()
         with b.if_(i < b.lit(n, "u32")):
             out[i] = e.value(i)
-        prog = b.build()
-        with _lock:
-            _programs[c.key] = prog
-            _stats["kernels_built"] += 1
-            while len(_programs) > _PROGRAM_CACHE:
-                _programs.popitem(last=False)
+        return b.build()
+
+    prog = _programs.get(c.key, build)
     words = np.array([s.word() for s in c.scalars], dtype=np.uint32) if c.scalars else None
     return prog, c.leaves, words
 
@@ -142,12 +164,13 @@ class Plan:
     filled: list = field(default_factory=list)  # Buffers whose pending expression the steps compute
     temps: list = field(default_factory=list)  # handles to free after run
 
-    def bind(self, emitter: Emitter) -> list[Any]:
-        """The handles for the buffers ``emitter`` declared (its leaves, then its parameter buffer, which
-        from :func:`params_handle`): put them in a step in that order."""
-        handles = emitter.handles()
-        if emitter.has_params:
-            handles.append(params_handle(self.backend, emitter.params_words))
+    def bind(self, source: Emitter | Node) -> list[Any]:
+        """The handles for the buffers an Emitter of ``source`` (an Emitter, or its node) declared: its
+        leaves, then its parameter buffer (from :func:`params_handle`); put them in a step in that order."""
+        c = source if isinstance(source, Emitter) else collect(source)
+        handles = [leaf.handle() for leaf in c.leaves]
+        if c.scalars:
+            handles.append(params_handle(self.backend, np.array([s.word() for s in c.scalars], dtype=np.uint32)))
         return handles
 
     def run(self, read: list | None = None) -> list[np.ndarray]:
@@ -309,7 +332,8 @@ def explain(array: Array) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["fusion_stats", "reset_fusion_stats", "program_for", "plan", "plan_for_node", "Plan", "evaluate",
+__all__ = ["fusion_stats", "reset_fusion_stats", "ProgramCache", "program_for", "plan", "plan_for_node", "Plan",
+           "evaluate",
            "pending_buffers", "Deferred", "defer", "download",
            "explain", "cut",
            "MAX_NODES", "MAX_LEAVES"]

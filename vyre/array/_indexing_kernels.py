@@ -11,8 +11,6 @@ source (the standard leaves it unspecified; checking would need a download).
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,28 +23,16 @@ from ..ir.values import Val
 from ._array import Array
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, Scalar, Strided, collect, strides_of
-from ._fuse import WORKGROUP, Plan, params_handle, plan
+from ._fuse import WORKGROUP, Plan, ProgramCache, params_handle, plan
 
 MAX_STORAGE = 8  # storage buffers per shader stage in portable WebGPU
 
-_lock = threading.Lock()
-_cache: OrderedDict[tuple, Program] = OrderedDict()
-_CACHE = 256
+_cache = ProgramCache(256)
 
 
 def cached(key: tuple, build: Callable[[], Program]) -> Program:
-    """The program under ``key`` (built once; an LRU of 256 shared by the indexing and manipulation kernels)."""
-    with _lock:
-        prog = _cache.get(key)
-        if prog is not None:
-            _cache.move_to_end(key)
-            return prog
-    prog = build()
-    with _lock:
-        _cache[key] = prog
-        while len(_cache) > _CACHE:
-            _cache.popitem(last=False)
-    return prog
+    """The program under ``key`` (an LRU of 256 shared by the indexing and manipulation kernels)."""
+    return _cache.get(key, build)
 
 
 def n_buffers(node: Node) -> int:
@@ -77,15 +63,6 @@ def materialised(a: Array) -> Array:
 def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
     """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see _fuse.plan_for_node)."""
     return plan([], backend, nodes)
-
-
-def bind(p: Plan, node: Node) -> list[Any]:
-    """The handles of the buffers an Emitter of ``node`` declared, in order (leaves, then parameters)."""
-    c = collect(node)
-    handles = [leaf.handle() for leaf in c.leaves]
-    if c.scalars:
-        handles.append(params_handle(p.backend, np.array([s.word() for s in c.scalars], dtype=np.uint32)))
-    return handles
 
 
 def grid(count: int) -> tuple[int, int, int]:
@@ -148,7 +125,7 @@ def gather(src: Array, out_shape: tuple[int, ...], spec: Sequence[tuple[str, int
     key = ("array_gather", tuple(collect(nd).key for nd in nodes), out_shape, tuple(spec))
     prog = cached(key, build)
     p = plan_nodes(nodes, dev)
-    handles = [h for nd in nodes for h in bind(p, nd)]
+    handles = [h for nd in nodes for h in p.bind(nd)]
     p.steps.append((prog, [*handles, handle]))
     p.run()
     return out
@@ -179,7 +156,7 @@ def scatter_step(p: Plan, dst: Any, dst_count: int, dtype: Any, region: tuple[tu
     key = ("array_scatter", collect(value).key, dst_count, dtype.str, shape, strides)
     prog = cached(key, build)
     words = np.array([offset & 0xFFFFFFFF], dtype=np.uint32)
-    p.steps.append((prog, [*bind(p, value), params_handle(p.backend, words), dst], grid(m)))
+    p.steps.append((prog, [*p.bind(value), params_handle(p.backend, words), dst], grid(m)))
 
 
 def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:
@@ -197,5 +174,5 @@ def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:
     p.steps.append((cached(("array_copy", count, dtype.str), build), [src, dst]))
 
 
-__all__ = ["cached", "n_buffers", "fit", "plan_nodes", "bind", "grid", "coord", "clamp_index", "gather",
+__all__ = ["cached", "n_buffers", "fit", "plan_nodes", "grid", "coord", "clamp_index", "gather",
            "scatter_step", "copy_step", "materialised", "MAX_STORAGE"]

@@ -16,8 +16,6 @@
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,27 +28,11 @@ from ._creation import zeros
 from ._device import same_device
 from ._elementwise import broadcast_shapes
 from ._expr import Emitter, Leaf, Reshape, collect
-from ._fuse import plan, plan_for_node
+from ._fuse import ProgramCache, plan, plan_for_node
 from ._views import broadcast_to, permute_dims, reshape
 
-_lock = threading.Lock()
-_programs: OrderedDict[tuple, Program] = OrderedDict()
-_CACHE = 256
+_cached = ProgramCache(256).get
 _MAX_U32 = 2**32 - 1
-
-
-def _cached(key: tuple, build: Any) -> Program:
-    with _lock:
-        prog = _programs.get(key)
-        if prog is not None:
-            _programs.move_to_end(key)
-            return prog
-    prog = build()
-    with _lock:
-        _programs[key] = prog
-        while len(_programs) > _CACHE:
-            _programs.popitem(last=False)
-    return prog
 
 
 def _operands(what: str, x1: Any, x2: Any) -> tuple[Any, Any]:

@@ -20,7 +20,7 @@ from ._device import same_device
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, collect
 from ._fuse import WORKGROUP
-from ._indexing_kernels import MAX_STORAGE, bind, cached, grid, n_buffers, plan_nodes
+from ._indexing_kernels import MAX_STORAGE, cached, grid, n_buffers, plan_nodes
 from ._manip_views import normalize_axis
 
 
@@ -109,7 +109,7 @@ def concat_arrays(arrays: Sequence[Array], axis: int | None, what: str) -> Array
     for s, e in _groups(nodes):
         glens = [lens[keep[k]] for k in range(s, e)]
         prog = _program(nodes[s:e], glens, pre, post, total, g0, dt, out.size)
-        handles = [h for node in nodes[s:e] for h in bind(p, node)]
+        handles = [h for node in nodes[s:e] for h in p.bind(node)]
         p.steps.append((prog, [*handles, handle], grid(pre * sum(glens) * post)))
         g0 += sum(glens)
     p.run()

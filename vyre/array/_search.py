@@ -25,14 +25,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import DispatchError, UnsupportedDTypeError
-from ..ir.builder import ProgramBuilder
 from . import _dtypes as D
 from . import _fuse
 from . import _search_kernels as K
 from ._array import Array
 from ._creation import asarray, zeros
 from ._device import same_device
-from ._expr import Emitter, Leaf, Map, Node, collect
+from ._expr import Leaf, Map, Node, collect
 from ._pipeline import run_pipeline_on
 from ._views import permute_dims
 
@@ -59,12 +58,6 @@ def _u32_of(x: Array, op: str) -> Array:
     """A lazy u32 array: elementwise ``op`` (an _expr.OPS key) of x (fused with x's expression)."""
     node = _fuse.cut([x._node()], [x])[0]
     return Array(x.shape, D.uint32, x.device, Map(op, (node,), D.uint32, x.shape))
-
-
-def _binder(node: Node) -> Emitter:
-    """An emitter of ``node`` in a scratch builder: what Plan.bind needs (the binding order of the leaves
-    and parameters that a cached program fusing ``node`` declared first)."""
-    return Emitter(ProgramBuilder("array_search_bind", 1), node)
 
 
 def _as_int32(a: Array, shape: tuple[int, ...]) -> Array:
@@ -162,10 +155,9 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool 
         return astype(x, x.dtype, copy=True)
     node = _fused_node(xt)
     prog = K.gather_program(node, collect(node).key)
-    e = _binder(node)
     p = _fuse.plan_for_node(node, xt.device)
     out = Array(xt.shape, xt.dtype, xt.device)
-    p.steps.append((prog, [*p.bind(e), order.handle, out._allocate()]))
+    p.steps.append((prog, [*p.bind(node), order.handle, out._allocate()]))
     p.run()
     return _back(out, ax)
 
@@ -260,12 +252,11 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     node = _fused_node(keys2)
     n1 = x1.size
     prog = K.searchsorted_program(node, collect(node).key, n1, side == "right", srt)
-    e = _binder(node)
     if n1 == 0:
         keys1 = zeros((1,), dtype=D.uint32, device=dev)
     p = _fuse.plan([keys1], dev, [node])
     out = Array(x2.shape, D.int32, dev)
-    handles = [*p.bind(e), keys1._allocate()]
+    handles = [*p.bind(node), keys1._allocate()]
     if sorter is not None:
         handles.append(sorter.handle if n1 else keys1._allocate())
     p.steps.append((prog, [*handles, out._allocate()]))

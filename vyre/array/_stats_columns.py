@@ -127,22 +127,20 @@ def _fold(b: ProgramBuilder, red: Reduction, c: Columns, read: Callable[[Val], V
             out[blk * c.cols + col] = tile[tx]
 
 
-def first_program(red: Reduction, node: Node, c: Columns) -> tuple[Program, Emitter]:
+def first_program(red: Reduction, node: Node, c: Columns) -> Program:
     """The pass reading the fused input ``node`` (shape irrelevant: element r * M + m is row r, column
     m); writes the results (one block) or the (blocks, M) partials."""
     final = c.blocks == 1
-    holder: dict[str, Emitter] = {}
 
     def build() -> Program:
         b = ProgramBuilder(f"array_{red.op}_columns", WG)
-        e = holder["e"] = Emitter(b, node)
+        e = Emitter(b, node)  # its buffers first: Plan.bind(node)'s order
         out = (b.buffer("out", ir_type(red.out), "write", count=c.cols) if final
                else b.buffer("part", red.acc, "write", count=c.blocks * c.cols))
         _fold(b, red, c, lambda i: load(b, e.value(i), node.dtype, red.acc), final, out)
         return b.build()
 
-    prog = _cached(("stats_columns", red, c, UNROLL, collect(node).key), build)
-    return prog, holder.get("e") or Emitter(ProgramBuilder("bind_only", WG), node)
+    return _cached(("stats_columns", red, c, UNROLL, collect(node).key), build)
 
 
 def partials_program(red: Reduction, c: Columns) -> tuple[Program, Columns]:

@@ -32,8 +32,6 @@ axis was 0.71 ms vs 0.073 ms with these kernels (the column kernels: not yet mea
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +45,7 @@ from . import _math as M
 from ._array import Array
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, Strided, collect, strides_of
-from ._fuse import Plan, _bump, defer
+from ._fuse import Plan, ProgramCache, defer
 
 WG = 256  # lanes per workgroup
 TREE_MIN = 256  # rows at least this long use the tree kernel
@@ -56,9 +54,6 @@ MAX_WORKGROUPS = 2048  # workgroups one tree pass aims at
 ITEMS = 32  # elements per lane before a tree pass adds blocks
 UNROLL = 4  # independent accumulators per lane in the tree kernel's loop
 
-_lock = threading.Lock()
-_programs: OrderedDict[tuple, Program] = OrderedDict()
-_CACHE = 256
 
 _F32_IDENT = {"sum": -0.0, "prod": 1.0, "min": math.inf, "max": -math.inf}
 _INT_IDENT = {"i32": {"sum": 0, "prod": 1, "min": 2**31 - 1, "max": -(2**31)},
@@ -152,19 +147,7 @@ def depth(rows: int, length: int) -> int:
     return d
 
 
-def _cached(key: tuple, build: Callable[[], Program]) -> Program:
-    with _lock:
-        prog = _programs.get(key)
-        if prog is not None:
-            _programs.move_to_end(key)
-            return prog
-    prog = build()
-    _bump("kernels_built")
-    with _lock:
-        _programs[key] = prog
-        while len(_programs) > _CACHE:
-            _programs.popitem(last=False)
-    return prog
+_cached = ProgramCache(256).get
 
 
 def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], row: Val, length: int,
@@ -215,13 +198,12 @@ def grid(blocks: int, rows: int) -> tuple[int, int, int]:
     return blocks, min(rows, MAX_GRID_Y), -(-rows // MAX_GRID_Y)
 
 
-def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> tuple[Program, Emitter]:
+def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> Program:
     """The pass that reads the fused input (tree or rows kernel); the Emitter binds its inputs."""
-    holder: dict[str, Emitter] = {}
 
     def build() -> Program:
         b = ProgramBuilder(f"array_{red.op}_{'tree' if shape.tree else 'rows'}", WG)
-        e = holder["e"] = Emitter(b, node)
+        e = Emitter(b, node)  # its buffers first: Plan.bind(node)'s order
         src = node.dtype
 
         def read(i: Val) -> Val:
@@ -250,10 +232,7 @@ def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> tupl
                 out[i] = red.finish(b, acc)
         return b.build()
 
-    prog = _cached(key, build)
-    # the Emitter declares buffers in a builder; a cache hit needs one only for its bindings
-    e = holder.get("e") or Emitter(ProgramBuilder("bind_only", WG), node)
-    return prog, e
+    return _cached(key, build)
 
 
 def _partials_program(red: Reduction, shape: Shape) -> Program:
@@ -288,18 +267,18 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
         res._allocate()
         return res
     key = ("stats", red, shape.rows, shape.length, shape.blocks, UNROLL, MAX_GRID_Y, collect(view).key)
-    prog, e = _first_program(red, view, shape, key)
+    prog = _first_program(red, view, shape, key)
     second = _partials_program(red, shape) if shape.tree and shape.blocks > 1 else None
 
     def build(p: Plan, out: Any) -> None:
         if not shape.tree:
-            p.steps.append((prog, [*p.bind(e), out]))
+            p.steps.append((prog, [*p.bind(view), out]))
         elif shape.blocks == 1:
-            p.steps.append((prog, [*p.bind(e), out], grid(1, shape.rows)))
+            p.steps.append((prog, [*p.bind(view), out], grid(1, shape.rows)))
         else:
             part = p.backend.allocate_resident(4 * shape.rows * shape.blocks)
             p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
-            p.steps.append((prog, [*p.bind(e), part], grid(shape.blocks, shape.rows)))
+            p.steps.append((prog, [*p.bind(view), part], grid(shape.blocks, shape.rows)))
             p.steps.append((second, [part, out], grid(1, shape.rows)))
 
     return defer(res, [view], build)
@@ -308,16 +287,16 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
 def _reduce_columns(red: Reduction, node: Node, c: Any, out_shape: tuple[int, ...], device: object) -> Array:
     """:func:`reduce_node` with the column-tiled kernels (vyre/array/_stats_columns.py), deferred too."""
     from . import _stats_columns as C
-    prog, e = C.first_program(red, node, c)
+    prog = C.first_program(red, node, c)
     second = C.partials_program(red, c) if c.blocks > 1 else None
 
     def build(p: Plan, out: Any) -> None:
         if second is None:
-            p.steps.append((prog, [*p.bind(e), out], c.grid()))
+            p.steps.append((prog, [*p.bind(node), out], c.grid()))
             return
         part = p.backend.allocate_resident(4 * c.blocks * c.cols)
         p.temps.append(part)
-        p.steps.append((prog, [*p.bind(e), part], c.grid()))
+        p.steps.append((prog, [*p.bind(node), part], c.grid()))
         p.steps.append((second[0], [part, out], second[1].grid()))
 
     return defer(Array(out_shape, red.out, device), [node], build)

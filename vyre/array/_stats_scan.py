@@ -23,13 +23,12 @@ from ._stats_kernel import WG, Reduction, _cached, load
 
 
 def _program(red: Reduction, node: Any, outer: int, length: int, inner: int, initial: bool,
-             key: tuple) -> tuple[Any, Emitter]:
-    holder: dict[str, Emitter] = {}
+             key: tuple) -> Any:
     length2 = length + int(initial)
 
     def build() -> Any:
         b = ProgramBuilder(f"array_cumulative_{red.op}", WG)
-        e = holder["e"] = Emitter(b, node)
+        e = Emitter(b, node)  # its buffers first: Plan.bind(node)'s order
         out = b.buffer("out", ir_type(red.out), "write", count=max(1, outer * length2 * inner))
         b.set_grid_from(out)  # at least one invocation per line (outer * inner <= the output's size)
         i = b.global_index()
@@ -45,9 +44,7 @@ def _program(red: Reduction, node: Any, outer: int, length: int, inner: int, ini
                 out[dst + (r + int(initial)) * inner] = red.finish(b, acc)
         return b.build()
 
-    prog = _cached(key, build)
-    e = holder.get("e") or Emitter(ProgramBuilder("bind_only", WG), node)
-    return prog, e
+    return _cached(key, build)
 
 
 def cumulative(x: Array, op: str, axis: int | None, out_dtype: np.dtype, include_initial: bool,
@@ -78,9 +75,9 @@ def cumulative(x: Array, op: str, axis: int | None, out_dtype: np.dtype, include
         return full(shape, 0 if op == "sum" else 1, dtype=out_dtype, device=x.device)
     node = x._node()
     key = ("stats_cumulative", red, outer, length, inner, include_initial, collect(node).key)
-    prog, e = _program(red, node, outer, length, inner, include_initial, key)
+    prog = _program(red, node, outer, length, inner, include_initial, key)
     p = plan_for_node(node, x.device)
-    p.steps.append((prog, [*p.bind(e), out]))
+    p.steps.append((prog, [*p.bind(node), out]))
     p.run()
     return res
 
