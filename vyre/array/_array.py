@@ -91,7 +91,9 @@ class Array:
         return self._expr if self._expr is not None else Leaf(self)
 
     def evaluate(self) -> Array:
-        """Materialise a pending expression (one submission for everything it needs); returns self."""
+        """Materialise a pending expression or deferred reduction (one submission for everything it
+        needs); returns self. It submits and returns without waiting for the device: a download
+        (``np.asarray``, ``float``, ...) waits, as a mapped read waits for the work before it."""
         if self.is_lazy:
             from ._fuse import evaluate
             evaluate([self])
