@@ -8,6 +8,8 @@ import gc
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import vyre
 from vyre import array_api as xp
@@ -132,3 +134,54 @@ def test_deep_chain_then_mutation(xb):
     for got, want in snaps:
         np.testing.assert_array_equal(np.asarray(got), want)
     np.testing.assert_array_equal(np.asarray(t), ref)
+
+
+_OPS = st.sampled_from(["chain", "chain", "iadd", "setitem", "mask", "record", "record", "record2", "sum", "sum0",
+                        "evaluate", "mix"])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(_OPS, st.integers(0, 2), st.integers(-9, 9)), min_size=4, max_size=40))
+def test_random_programs_keep_numpy_values(xb, ops):
+    """Random mixes of long chains (cut-outs), in-place operators, assignments, deferred reductions and
+    evaluations on three int32 arrays: every recorded result equals numpy's at the time it was recorded."""
+    refs = [np.arange(k, k + 12, dtype=np.int32).reshape(3, 4) + 30 for k in range(3)]
+    arrs = []
+    for r in refs:  # pending chains from the start: an expression reading two of them cuts one out
+        a = xp.asarray(r - 30)
+        for _ in range(30):
+            a = a + 1
+        arrs.append(a)
+    recorded: list[tuple[object, np.ndarray]] = []
+    for op, k, v in ops:
+        a, r = arrs[k], refs[k]
+        if op == "chain":  # long enough to be cut out of whatever reads it next
+            for _ in range(20):
+                a, r = a + v, r + np.int32(v)
+            arrs[k], refs[k] = a, r
+        elif op == "iadd":
+            a += v
+            refs[k] = r + np.int32(v)
+        elif op == "setitem":
+            a[k % 3, 1:3] = v
+            refs[k] = r.copy()
+            refs[k][k % 3, 1:3] = v
+        elif op == "mask":
+            a[a > v] = 0
+            refs[k] = np.where(r > v, 0, r).astype(np.int32)
+        elif op == "record":  # reads the arrays themselves: a long one is cut out as a leaf of it
+            recorded.append((a + arrs[(k + 1) % 3], r + refs[(k + 1) % 3]))
+        elif op == "record2":
+            recorded.append((a * 2 - arrs[(k + 1) % 3], r * 2 - refs[(k + 1) % 3]))
+        elif op == "sum":
+            recorded.append((a.sum(), np.asarray(r.sum(dtype=np.int32))))
+        elif op == "sum0":
+            recorded.append((xp.max(a + arrs[(k + 2) % 3], axis=0), (r + refs[(k + 2) % 3]).max(axis=0)))
+        elif op == "evaluate":
+            a.evaluate()
+        else:  # a result of a deferred reduction feeding an expression
+            recorded.append((a - a.sum(axis=0), r - r.sum(axis=0, dtype=np.int32)))
+    for got, want in recorded:
+        np.testing.assert_array_equal(np.asarray(got), want)
+    for a, r in zip(arrs, refs):
+        np.testing.assert_array_equal(np.asarray(a), r)
