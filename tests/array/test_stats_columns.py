@@ -112,3 +112,15 @@ def test_columns_hypothesis(xb, rows, cols, lead, seed):
     x = xp.asarray(xn)
     _check_sum(np.asarray(xp.sum(x, axis=axis)), xn, axis)
     assert np.array_equal(np.asarray(xp.max(x, axis=axis)), xn.max(axis=axis))
+
+
+def test_columns_float16(xb):
+    if not xb.capabilities().f16:
+        from gpu_policy import skip_or_fail
+        skip_or_fail("no shader-f16")
+    xn = np.random.default_rng(4).random((900, 10)).astype(np.float16)
+    got = xp.sum(xp.asarray(xn), axis=0)
+    assert got.dtype == xp.float16
+    want = xn.astype(np.float64).sum(axis=0)
+    assert np.all(np.abs(np.asarray(got).astype(np.float64) - want) <= 1e-3 * want)  # one f16 rounding
+    assert np.array_equal(np.asarray(xp.max(xp.asarray(xn), axis=0)), xn.max(axis=0))
