@@ -103,3 +103,62 @@ def test_unread_reductions_free_their_buffers(xb):
         del s
     gc.collect()
     assert count() == start
+
+
+# ---- op-library pipelines (run_pipeline_on) are deferred the same way ------------------------------
+
+def _pipe(name: str, outputs: tuple[str, ...], in_place: bool = False):
+    """x (f32, 6) -> y = x * 2 and z = x + 1 (with ``in_place``, x itself is doubled too)."""
+    from vyre.backends.schedule import BufferSpec, Pipeline, Step
+    from vyre.ir.builder import ProgramBuilder
+    from vyre.ir.types import DataType
+
+    b = ProgramBuilder(name, 64)
+    x = b.buffer("x", "f32", "read_write" if in_place else "read")
+    y, z = b.buffer("y", "f32", "write"), b.buffer("z", "f32", "write")
+    b.set_grid_from(y)
+    i = b.global_index()
+    with b.if_(i < y.len()):
+        v = b.let(x[i])
+        y[i] = v * b.lit(2.0, "f32")
+        z[i] = v + b.lit(1.0, "f32")
+        if in_place:
+            x[i] = v * b.lit(2.0, "f32")
+    spec = {k: BufferSpec(DataType.F32, 6) for k in "xyz"}
+    return Pipeline(name, spec, ("x",), outputs, (Step(b.build(), ("x", "y", "z"), (1, 1, 1)),))
+
+
+def test_argmax_is_one_round_trip(xb):
+    x = xp.asarray(np.array([3, 9, 2, 9, 1], np.int32))
+    int(x.argmax())
+    assert _one_submission(xb, lambda: int((x * -1).argmax())) == 4
+    assert _one_submission(xb, lambda: int(x.argmax())) == 1
+
+
+def test_pipeline_inputs_are_captured_at_the_call(xb):
+    xn = np.arange(6, dtype=np.float32)
+    x = xp.asarray(xn)
+    y, z = xp.run_pipeline_on(_pipe("two_outputs", ("y", "z")), [x])
+    assert y.is_lazy and z.is_lazy  # deferred
+    x[...] = 100.0  # in place unless the deferred run reads the buffer (it does: x moves to a copy)
+    x += 1
+    xp.reset_fusion_stats()
+    np.testing.assert_array_equal(np.asarray(z), xn + 1)  # z first: the run fills y too
+    np.testing.assert_array_equal(np.asarray(y), xn * 2)
+    assert xp.fusion_stats()["kernels_dispatched"] == 1  # one run for both outputs
+    np.testing.assert_array_equal(np.asarray(x), np.full(6, 101, np.float32))
+
+
+def test_pipeline_writing_its_input_works_on_a_copy(xb):
+    xn = np.arange(6, dtype=np.float32)
+    x = xp.asarray(xn) + 0  # pending: computed in the same submission
+    (xo, y) = xp.run_pipeline_on(_pipe("in_place", ("x", "y"), in_place=True), [x])
+    np.testing.assert_array_equal(np.asarray(xo), xn * 2)
+    np.testing.assert_array_equal(np.asarray(y), xn * 2)
+    np.testing.assert_array_equal(np.asarray(x), xn)  # the caller's array never changes
+
+
+def test_pipeline_returning_an_unwritten_input(xb):
+    x = xp.asarray(np.arange(6, dtype=np.float32))
+    (same,) = xp.run_pipeline_on(_pipe("echo", ("x",)), [x])  # nothing to defer: runs at once
+    np.testing.assert_array_equal(np.asarray(same), np.arange(6))

@@ -221,6 +221,7 @@ class Deferred:
 
     nodes: tuple[Node, ...]
     build: Callable[[Plan, Any], None]
+    fills: tuple[Buffer, ...] = ()  # every buffer the steps fill (work shared by several outputs: built once)
 
 
 def defer(out: Array, nodes: Sequence[Node], build: Callable[[Plan, Any], None]) -> Array:
@@ -270,12 +271,16 @@ def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -
         elif a._buf is not None and a._buf.pending is not None:
             roots.append(a._buf)  # deferred work
     roots.extend(pending_buffers(nodes))
+    built: set[int] = set()
     for buf in _pending_order(roots):
         node = buf.pending
         assert node is not None
         p.filled.append(buf)
         if isinstance(node, Deferred):
-            node.build(p, buf.handle)
+            if id(node) not in built:
+                built.add(id(node))
+                node.build(p, buf.handle)
+                p.filled.extend(node.fills)
             continue
         if node.count == 0:
             continue

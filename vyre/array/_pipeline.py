@@ -1,8 +1,10 @@
 """Running an op-library :class:`~vyre.backends.schedule.Pipeline` on arrays' resident buffers, in one
 submission, with the host semantics of vyre/backends/schedule.py (non-input buffers start at zero; a
 step's ``write`` buffers are zeroed before it: fresh buffers already are, a buffer written by an earlier
-step gets a zero-fill step). Pending inputs are evaluated in the same submission; an input a step writes
-is copied first, so the caller's arrays never change."""
+step gets a zero-fill step). The run is deferred (_fuse.Deferred on the outputs' buffers) into the
+submission of whatever reads an output first (``int(x.argmax())``: one submission), pending inputs
+computed in it too. The inputs' buffers are captured at the call, and an input a step writes is copied
+first, so the caller's arrays never change and later changes to them do not reach the run."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
 from ..ir.types import Access
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, Buffer
 from ._device import same_device
-from ._fuse import plan
+from ._expr import Leaf
+from ._fuse import Deferred, Plan, plan
+from ._indexing_kernels import copy_step
 
 _zero: Program | None = None
 
@@ -49,7 +53,6 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
         from ._device import current_backend
         dev = current_backend()
     written = {n for s in pipeline.steps for d, n in zip(s.program.sorted_buffers, s.bind) if d.access.writable}
-    bufs: dict[str, Array] = {}
     for name, spec in pipeline.buffers.items():
         if spec.dtype.lanes == 3:  # vec3 elements are padded to 4 in storage: no array has that layout
             raise DispatchError(f"{pipeline.name}: buffer {name} is {spec.dtype.value} (padded in storage), "
@@ -61,36 +64,62 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
             raise DispatchError(f"{pipeline.name}: input {name} wants {want} x {spec.dtype.scalar.value} "
                                 f"({spec.count} x {spec.dtype.value}), got {a.dtype}{list(a.shape)}",
                                 fix="astype/reshape the array to match")
+    # the inputs' buffers are captured now (later changes to the arrays do not reach this run); an
+    # input a step writes is copied into a fresh buffer by the first steps
+    leaves = [Leaf(a) for a in ins]
+    collect = Plan(dev)  # gathers the copy steps
+    handles: dict[str, Any] = {}
+    fresh: dict[str, Array] = {}
+    for name, a, leaf in zip(pipeline.inputs, ins, leaves):
         if name in written:
-            from ._functions import astype
-            a = astype(a, a.dtype, copy=True)
-        bufs[name] = a
+            fresh[name] = Array((a.size,), a.dtype, dev)
+            handles[name] = fresh[name]._allocate()
+            if a.size:
+                copy_step(collect, leaf.handle(), handles[name], a.size, a.dtype)
+        else:
+            handles[name] = leaf.handle()
     for name, spec in pipeline.buffers.items():
-        if name not in bufs:
-            arr = Array((spec.count * spec.dtype.lanes,), D.as_dtype(spec.dtype.numpy_dtype), dev)
-            arr._allocate()
-            bufs[name] = arr
-    p = plan([a for a in bufs.values() if a.is_lazy], dev)
+        if name not in handles:
+            fresh[name] = Array((spec.count * spec.dtype.lanes,), D.as_dtype(spec.dtype.numpy_dtype), dev)
+            handles[name] = fresh[name]._allocate()
+    steps = collect.steps
     touched: set[str] = set(pipeline.inputs)
     for step in pipeline.steps:
         decls = step.program.sorted_buffers
         for d, name in zip(decls, step.bind):
             if d.access == Access.WRITE and name in touched:
-                h = bufs[name]._allocate()
-                p.steps.append((_zero_program(), [h], DispatchConfig(counts={"w": h.nbytes // 4})))
+                h = handles[name]
+                steps.append((_zero_program(), [h], DispatchConfig(counts={"w": h.nbytes // 4})))
         counts = {d.name: pipeline.buffers[n].count for d, n in zip(decls, step.bind) if d.count is None}
-        p.steps.append((step.program, [bufs[n]._allocate() for n in step.bind],
-                        DispatchConfig(grid=step.grid, counts=counts)))
+        steps.append((step.program, [handles[n] for n in step.bind], DispatchConfig(grid=step.grid, counts=counts)))
         touched.update(n for d, n in zip(decls, step.bind) if d.access.writable)
-    p.run()
+
+    def build(p: Plan, handle: Any) -> None:
+        assert fresh and leaves is not None  # alive until the steps run: they bind these buffers
+        p.steps.extend(steps)
+
+    fills: dict[int, Buffer] = {}
+    for n in pipeline.outputs:
+        b = fresh[n]._buf if n in fresh else None
+        if b is not None:
+            fills[id(b)] = b
+    if fills:  # deferred: runs in the submission of whatever reads an output first
+        work = Deferred(tuple(leaves), build, tuple(fills.values()))
+        for buf in fills.values():
+            buf.pending = work
+    else:  # every output is an input the steps only read: run now
+        p = plan([], dev, leaves)
+        build(p, None)
+        p.run()
     out = []
     for name in pipeline.outputs:
-        a, spec = bufs[name], pipeline.buffers[name]
+        spec = pipeline.buffers[name]
         shape = tuple(pipeline.output_shapes.get(name, (spec.count,)))
         if spec.dtype.lanes > 1:
             shape += (spec.dtype.lanes,)
-        r = Array(shape, a.dtype, dev)
-        r._buf = a._buf
+        src = fresh.get(name)
+        r = Array(shape, src.dtype if src is not None else ins[pipeline.inputs.index(name)].dtype, dev)
+        r._buf = src._buf if src is not None else leaves[pipeline.inputs.index(name)].buf
         out.append(r)
     return out
 
