@@ -162,3 +162,18 @@ def test_pipeline_returning_an_unwritten_input(xb):
     x = xp.asarray(np.arange(6, dtype=np.float32))
     (same,) = xp.run_pipeline_on(_pipe("echo", ("x",)), [x])  # nothing to defer: runs at once
     np.testing.assert_array_equal(np.asarray(same), np.arange(6))
+
+
+def test_unread_pipeline_outputs_are_freed(xb):
+    def count() -> int:
+        return xb.stats()["resident"]["handles"] if xb.name == "wgpu" else xb._resident.handles
+
+    x = xp.asarray(np.arange(6, dtype=np.float32))
+    np.asarray(xp.run_pipeline_on(_pipe("unread", ("y", "z")), [x])[0])
+    gc.collect()
+    start = count()
+    for _ in range(3):
+        outs = xp.run_pipeline_on(_pipe("unread", ("y", "z")), [x])
+        del outs  # never read: the deferred run and its buffers go (a reference cycle until collected)
+    gc.collect()
+    assert count() == start

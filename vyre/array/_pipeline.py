@@ -95,7 +95,9 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
         touched.update(n for d, n in zip(decls, step.bind) if d.access.writable)
 
     def build(p: Plan, handle: Any) -> None:
-        assert fresh and leaves is not None  # alive until the steps run: they bind these buffers
+        # the steps bind these buffers: they stay alive until the run (the outputs' buffers too, a
+        # reference cycle through their pending work while unread, which the GC collects)
+        assert fresh and leaves is not None
         p.steps.extend(steps)
 
     fills: dict[int, Buffer] = {}
