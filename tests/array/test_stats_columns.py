@@ -98,6 +98,8 @@ def test_columns_for_layouts():
     assert C.columns_for((4, 5, 6), (0, 2)) is None  # interleaved
     assert C.columns_for((1, 5, 6), (0, 1)) is not None  # a unit axis anywhere is ignored
     assert C.columns_for((5, 1), (0,)) is None  # one column: the row kernels
+    assert C.columns_for((100, 4096), (0,)) is None  # short columns, many of them: one lane per output
+    assert C.columns_for((300, 4096), (0,)) is not None
     c = C.columns_for((8192, 8192), (0,))
     assert c is not None and c.tiles * c.blocks <= 2048 and c.blocks > 1 and c.chunk % c.ty == 0
 

@@ -23,7 +23,7 @@ from ..ir.program import Program
 from ..ir.values import BufRef, Val
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, collect
-from ._stats_kernel import MAX_GRID_Y, MAX_WORKGROUPS, UNROLL, WG, Reduction, _cached, load
+from ._stats_kernel import MAX_GRID_Y, MAX_WORKGROUPS, TREE_MIN, UNROLL, WG, Reduction, _cached, load
 
 TX_MAX = 32  # columns per tile: one warp's contiguous row segment
 ITEMS = 16  # rows per lane before another block is added
@@ -69,13 +69,17 @@ class Columns:
 
 def columns_for(shape: tuple[int, ...], axes: tuple[int, ...]) -> Columns | None:
     """The column geometry when reducing ``axes`` of ``shape`` suits this kernel, else None: the
-    non-unit reduced axes all precede the non-unit kept axes, at least 2 columns and 2 rows."""
+    non-unit reduced axes all precede the non-unit kept axes (at least 2 columns and 2 rows), and the
+    rows kernel would not do as well -- short columns (L < TREE_MIN) with at least WG of them give it
+    one coalesced lane per output."""
     big = [d for d, n in enumerate(shape) if n != 1]
     red = [d for d in big if d in axes]
     kept = [d for d in big if d not in axes]
     if not red or not kept or max(red) > min(kept):
         return None
     c = Columns(math.prod(shape[d] for d in red), math.prod(shape[d] for d in kept))
+    if c.length < TREE_MIN and c.cols >= WG:
+        return None
     return c if c.tiles <= MAX_GRID_Y else None
 
 
