@@ -240,9 +240,9 @@ def collect(node: Node) -> Collected:
 # ---- emission -----------------------------------------------------------------------------------
 
 class Emitter:
-    """A tree's buffers declared in a builder: ``value(i)`` emits element ``i``; bind ``handles()`` (the
-    leaves' buffers, in this order) then a u32 buffer holding ``params_words`` (only when ``has_params``)
-    to the buffers this emitter declared, which follow each other in binding order."""
+    """A tree's buffers declared in a builder (its leaves' buffers in ``leaves`` order, then a u32
+    parameter buffer when it has ``scalars``, following each other in binding order): ``value(i)``
+    emits element ``i``; ``_fuse.Plan.bind(emitter)`` gives the handles for those buffers."""
 
     def __init__(self, b: ProgramBuilder, node: Node, prefix: str = "in"):
         self.b, self.node = b, node
@@ -251,18 +251,9 @@ class Emitter:
         self.bufs: dict[int, BufRef] = {}
         for k, leaf in enumerate(self.leaves):
             self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", ir_type(leaf.dtype), "read", count=max(1, leaf.count))
-        self.has_params = bool(self.scalars)
         self.params = (b.buffer(f"{prefix}_p", "u32", "read", count=len(self.scalars))
                        if self.scalars else None)
         self._slot = {id(s): k for k, s in enumerate(self.scalars)}
-
-    def handles(self) -> list[Any]:
-        """The leaves' resident handles in binding order (materialise lazy leaves first: _fuse.plan)."""
-        return [leaf.handle() for leaf in self.leaves]
-
-    @property
-    def params_words(self) -> np.ndarray:
-        return np.array([s.word() for s in self.scalars], dtype=np.uint32)
 
     def value(self, i: Val) -> Val:
         """The value of element ``i`` (a u32 row-major index into the node's shape)."""
@@ -291,7 +282,7 @@ class Emitter:
 
 def emit(b: ProgramBuilder, node: Node, flat_index: Val, prefix: str = "in") -> tuple[Val, Emitter]:
     """Declare ``node``'s buffers in ``b`` and emit element ``flat_index``: ``(value, emitter)``; bind
-    ``emitter.arrays`` then the parameter buffer (see :class:`Emitter`)."""
+    ``plan.bind(emitter)`` (see :class:`Emitter`)."""
     e = Emitter(b, node, prefix)
     return e.value(flat_index), e
 
