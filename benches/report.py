@@ -171,6 +171,7 @@ TITLES = {
     "scaling.matmul": "Scaling: f32 matmul n×n×n",
     "arrays.fused_chain": "Arrays: (a * 2 + b) * c - 1 (synchronized wall time per evaluation)",
     "arrays.fused_sum": "Arrays: (a * b).sum() (synchronized wall time per evaluation)",
+    "arrays.small_sum": "Arrays: float((a * b).sum()) on 1024 elements (a scalar's round trip)",
     "arrays.small_chain": "Arrays: 10 elementwise ops on 1024 elements, then a download",
     "arrays.matmul": "Arrays: a @ b vs the vyre.ops matmul (synchronized wall time)",
 }

@@ -139,7 +139,8 @@ def test_arrays_family_quick(gpu, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["failures"] == []
     recs = {rec["metric"]: rec for rec in doc["results"]}
-    assert set(recs) == {"arrays.fused_chain", "arrays.fused_sum", "arrays.small_chain", "arrays.matmul"}
+    assert set(recs) == {"arrays.fused_chain", "arrays.fused_sum", "arrays.small_sum", "arrays.small_chain",
+                         "arrays.matmul"}
     for rec in recs.values():
         assert rec["available"] and rec["check"]["ok"], rec
         _check_outcome(rec, baseline=False)
