@@ -24,7 +24,13 @@ def multiply(x1: Any, x2: Any, /) -> Array: return apply("multiply", [x1, x2], a
 def divide(x1: Any, x2: Any, /) -> Array: return apply("divide", [x1, x2], accept="f", float_only=True)
 def floor_divide(x1: Any, x2: Any, /) -> Array: return apply("floor_divide", [x1, x2], accept=_NUM)
 def remainder(x1: Any, x2: Any, /) -> Array: return apply("remainder", [x1, x2], accept=_NUM)
-def pow(x1: Any, x2: Any, /) -> Array: return apply("pow", [x1, x2], accept=_NUM)  # noqa: A001
+def pow(x1: Any, x2: Any, /) -> Array:  # noqa: A001
+    # x ** 2 as x * x on floats (numpy's fast path too): exact, where pow's exp2(2 log2 x) is not
+    if isinstance(x1, Array) and x1.dtype.kind == "f" and type(x2) in (int, float) and x2 == 2:
+        return apply("multiply", [x1, x1], accept=_NUM)
+    return apply("pow", [x1, x2], accept=_NUM)
+
+
 def maximum(x1: Any, x2: Any, /) -> Array: return apply("maximum", [x1, x2], accept=_NUM)
 def minimum(x1: Any, x2: Any, /) -> Array: return apply("minimum", [x1, x2], accept=_NUM)
 def atan2(x1: Any, x2: Any, /) -> Array: return apply("atan2", [x1, x2], accept="f", float_only=True)
