@@ -220,6 +220,7 @@ class WgpuBackend:
         with self._dev.lock:
             self._store.cache.clear()
             self._pool.clear()
+            self._resident.release_spare()
             self._executor.staging.release()
 
     # ---- identity, configuration and counters ---------------------------------------------------

@@ -51,6 +51,15 @@ class ResidentState:
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
     contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
     nbytes: int = 0
+    spare: dict = field(default_factory=dict)  # aligned size -> freed GPUBuffers kept for reuse (SPARE_MIN and up)
+    spare_bytes: int = 0
+
+
+#: Freed resident buffers of at least SPARE_MIN bytes are kept (up to SPARE_CAP bytes in all) and handed to
+#: the next allocation of the same size, cleared on the GPU: creating a 256 MiB buffer costs 8.4 ms on the
+#: H200 (Vulkan), clearing it 0.07 ms. Arrays allocate a result per evaluation, like torch's caching allocator.
+SPARE_MIN = 1 << 20
+SPARE_CAP = 1 << 30
 
 
 def as_int(value, what: str) -> int:
@@ -145,10 +154,20 @@ class ResidentStore:
             raise DispatchError(f"allocate_resident: {nbytes} bytes is over this adapter's buffer size "
                                 f"limit of {limit} bytes", fix="split the data over several handles")
         BU = wgpu.BufferUsage
-        with gpu_errors(self._dev):
-            buf = self._dev.device.create_buffer(label=label or "vyre-resident", size=align(nbytes),
-                                                 usage=BU.STORAGE | BU.UNIFORM | BU.COPY_SRC | BU.COPY_DST)
-        self._stats.bump("buffers_created")
+        spares = st.spare.get(align(nbytes)) if nbytes >= SPARE_MIN else None
+        if spares:
+            buf = spares.pop()
+            st.spare_bytes -= buf.size
+            with gpu_errors(self._dev):  # zero-filled like a new buffer; queue order puts it after earlier work
+                enc = self._dev.device.create_command_encoder(label="vyre-resident-clear")
+                enc.clear_buffer(buf, 0, buf.size)
+                self._dev.queue.submit([enc.finish()])
+            self._stats.bump("resident_reused")
+        else:
+            with gpu_errors(self._dev):
+                buf = self._dev.device.create_buffer(label=label or "vyre-resident", size=align(nbytes),
+                                                     usage=BU.STORAGE | BU.UNIFORM | BU.COPY_SRC | BU.COPY_DST)
+            self._stats.bump("buffers_created")
         self._stats.bump("resident_allocations")
         h = ResidentHandle(next(_IDS), nbytes, st.generation, self.owner)
         st.entries[h.id] = (h, buf)
@@ -163,7 +182,22 @@ class ResidentStore:
         st.nbytes -= handle.nbytes
         for key in [k for k in st.binds if handle.id in k[1]]:
             del st.binds[key]
-        buf.destroy()
+        if handle.nbytes >= SPARE_MIN and st.spare_bytes + buf.size <= SPARE_CAP:
+            st.spare.setdefault(buf.size, []).append(buf)
+            st.spare_bytes += buf.size
+        else:
+            buf.destroy()
+
+    def release_spare(self) -> None:
+        """Destroy the freed buffers kept for reuse (``clear_cache``); nothing to do once the device is gone."""
+        st = self._state
+        if st is None or st.generation != self._dev.generation:
+            return
+        for bufs in st.spare.values():
+            for buf in bufs:
+                buf.destroy()
+        st.spare.clear()
+        st.spare_bytes = 0
 
     # ---- transfers as Work ----------------------------------------------------------------------
     def upload_work(self, uploads) -> Work:
