@@ -83,12 +83,17 @@ def test_columns_var_std_and_bool(xb):
 
 
 def test_columns_deterministic_across_backends(ref_backend, gpu):
+    """Run to run bit for bit on one backend (fixed order); across backends within the rounding bound
+    only: a GPU compiler may contract ``x * 3 + acc`` into an fma (WGSL allows it; the H200 does)."""
     xn = np.random.default_rng(3).standard_normal((20000, 48)).astype(np.float32)
     outs = []
-    for backend in (ref_backend, gpu, gpu):
+    for backend in (ref_backend, ref_backend, gpu, gpu):
         with vyre.use(backend):
             outs.append(np.asarray(xp.sum(xp.asarray(xn) * 3, axis=0)))
-    assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+    assert outs[0].tobytes() == outs[1].tobytes()
+    assert outs[2].tobytes() == outs[3].tobytes()
+    bound = 2.0**-23 * 64 * np.abs(xn.astype(np.float64) * 3).sum(axis=0)
+    assert (np.abs(outs[2].astype(np.float64) - outs[0]) <= bound).all()
 
 
 def test_columns_for_layouts():
