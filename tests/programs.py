@@ -15,6 +15,7 @@ import numpy as np
 from vyre.backends.config import DispatchConfig
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.nodes import BinOp, UnOp
+from vyre.ir.program import Program
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
@@ -29,6 +30,18 @@ class Case:
 
 
 CASES: list[Case] = []
+
+
+def scale_program(name: str = "scale") -> Program:
+    """``y = k * x`` (k a one-value uniform): the small program of the distributed and pickling tests."""
+    b = ProgramBuilder(name, workgroup_size=64)
+    x = b.buffer("x", "f32")
+    k = b.buffer("k", "f32", access="uniform", count=1)
+    y = b.buffer("y", "f32", access="write")
+    i = b.global_index()
+    with b.if_(i < y.len()):
+        y[i] = k[0] * x[i]
+    return b.build()
 
 
 def case(name: str, rtol: float = 0.0, atol: float = 0.0, needs=()):

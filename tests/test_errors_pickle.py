@@ -13,6 +13,8 @@ from vyre import DispatchConfig, ProgramBuilder, errors
 from vyre.backends.reference import ReferenceBackend
 from vyre.errors import ValidationIssue
 
+from programs import scale_program
+
 
 def _classes() -> list[type[errors.VyreError]]:
     return [obj for obj in vars(errors).values()
@@ -60,19 +62,9 @@ def test_error_raised_in_a_program_round_trips():
     assert type(back) is type(info.value) and str(back) == str(info.value)
 
 
-def _program():
-    b = ProgramBuilder("scale", workgroup_size=64)
-    x = b.buffer("x", "f32")
-    k = b.buffer("k", "f32", access="uniform", count=1)
-    y = b.buffer("y", "f32", access="write")
-    i = b.global_index()
-    with b.if_(i < y.len()):
-        y[i] = k[0] * x[i]
-    return b.build()
-
 
 def test_program_pickles_with_same_fingerprint_and_behaviour():
-    program = _program()
+    program = scale_program("scale")
     back = pickle.loads(pickle.dumps(program))
     assert back == program and back.fingerprint == program.fingerprint
     assert back.to_wire() == program.to_wire()

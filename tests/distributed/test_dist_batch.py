@@ -5,21 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vyre import ProgramBuilder
 from vyre.errors import DispatchError, VyreError
 
-from programs import CASES
-
-
-def scale_program(name: str = "scale_d"):
-    b = ProgramBuilder(name, workgroup_size=64)
-    x = b.buffer("x", "f32")
-    k = b.buffer("k", "f32", access="uniform", count=1)
-    y = b.buffer("y", "f32", access="write")
-    i = b.global_index()
-    with b.if_(i < y.len()):
-        y[i] = k[0] * x[i]
-    return b.build()
+from programs import CASES, scale_program
 
 
 def mixed_jobs(features) -> list:

@@ -6,20 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vyre import ProgramBuilder
 from vyre.distributed.worker import AdapterWorker
 from vyre.errors import DispatchError, DistributedError, ValidationError
 
-
-def _scale():
-    b = ProgramBuilder("scale_w", workgroup_size=64)
-    x = b.buffer("x", "f32")
-    k = b.buffer("k", "f32", access="uniform", count=1)
-    y = b.buffer("y", "f32", access="write")
-    i = b.global_index()
-    with b.if_(i < y.len()):
-        y[i] = k[0] * x[i]
-    return b.build()
+from programs import scale_program
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +18,7 @@ def worker(gpu):
 
 
 def test_programs_arrive_once_then_by_fingerprint(worker):
-    p = _scale()
+    p = scale_program("scale_w")
     xs = np.arange(70, dtype=np.float32)
     status, answer = worker.run_batch({p.fingerprint: p.to_wire()}, [(3, p.fingerprint, [xs, np.float32(2)], None)])
     assert status == "ok" and answer[0][0] == 3 and np.array_equal(answer[0][1][0], 2 * xs)
@@ -42,13 +32,13 @@ def test_programs_arrive_once_then_by_fingerprint(worker):
 
 def test_unknown_fingerprint_is_answered_missing(worker):
     fresh = AdapterWorker("default")  # as after a restart: no programs
-    p = _scale()
+    p = scale_program("scale_w")
     assert fresh.run_batch({}, [(0, p.fingerprint, [np.ones(4, np.float32), np.float32(1)], None)]) == \
         ("missing", [p.fingerprint])
 
 
 def test_fingerprint_is_checked_on_arrival(worker):
-    p, other = _scale(), _scale().model_copy(update={"name": "renamed"})
+    p, other = scale_program("scale_w"), scale_program("scale_w").model_copy(update={"name": "renamed"})
     jobs = [(0, p.fingerprint, [np.ones(4, np.float32), np.float32(1)], None)]
     status, answer = worker.run_batch({p.fingerprint + "0": other.to_wire()},
                                       [(0, p.fingerprint + "0", jobs[0][2], None)])
@@ -60,7 +50,7 @@ def test_fingerprint_is_checked_on_arrival(worker):
 
 def test_device_loss_recovers_and_retries(gpu):
     w = AdapterWorker("default")
-    p = _scale()
+    p = scale_program("scale_w")
     xs = np.arange(10, dtype=np.float32)
     w.lose_device()
     status, answer = w.run_batch({p.fingerprint: p.to_wire()}, [(0, p.fingerprint, [xs, np.float32(4)], None)])
