@@ -23,7 +23,7 @@ from ..ir.program import Program
 from ..ir.values import BufRef, Val
 from ._dtypes import ir_type
 from ._expr import Emitter, Node, collect
-from ._stats_kernel import MAX_GRID_Y, MAX_WORKGROUPS, TREE_MIN, UNROLL, WG, Reduction, _cached, load
+from ._stats_kernel import MAX_GRID_Y, MAX_WORKGROUPS, TREE_MIN, UNROLL, WG, Reduction, _cached, combine_pairwise, load
 
 TX_MAX = 32  # columns per tile: one warp's contiguous row segment
 ITEMS = 16  # rows per lane before another block is added
@@ -111,12 +111,8 @@ def _fold(b: ProgramBuilder, red: Reduction, c: Columns, read: Callable[[Val], V
                 acc.set(red.combine(b, acc, v))
         with b.for_range(full + ty, r1, step=c.ty, name="q") as q:
             accs[0].set(red.combine(b, accs[0], read(q * c.cols + col)))
-    vals: list[Val] = list(accs)
-    while len(vals) > 1:
-        vals = [b.let(red.combine(b, vals[k], vals[k + 1])) if k + 1 < len(vals) else vals[k]
-                for k in range(0, len(vals), 2)]
     tile = b.workgroup_array("tile", red.acc, WG)
-    tile[t] = vals[0]
+    tile[t] = combine_pairwise(b, red, list(accs))
     b.barrier()
     s = c.ty // 2
     while s >= 1:  # unrolled at build time; every lane reaches every barrier

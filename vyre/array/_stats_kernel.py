@@ -150,6 +150,14 @@ def depth(rows: int, length: int) -> int:
 _cached = ProgramCache(256).get
 
 
+def combine_pairwise(b: ProgramBuilder, red: Reduction, vals: list[Val]) -> Val:
+    """The unrolled accumulators combined in pairs (a fixed tree: the same float result every run)."""
+    while len(vals) > 1:
+        vals = [b.let(red.combine(b, vals[k], vals[k + 1])) if k + 1 < len(vals) else vals[k]
+                for k in range(0, len(vals), 2)]
+    return vals[0]
+
+
 def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], row: Val, length: int,
                blocks: int) -> Val:
     """The workgroup's folded value of row ``row`` (valid in lane 0): grid-stride loop, then the tree.
@@ -171,12 +179,8 @@ def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], ro
     if full < length:
         with b.for_range(start + full, length, step=stride, name="q") as q:
             accs[0].set(red.combine(b, accs[0], read(base + q)))
-    vals = list(accs)
-    while len(vals) > 1:
-        vals = [b.let(red.combine(b, vals[k], vals[k + 1])) if k + 1 < len(vals) else vals[k]
-                for k in range(0, len(vals), 2)]
     tile = b.workgroup_array("tile", red.acc, WG)
-    tile[t] = vals[0]
+    tile[t] = combine_pairwise(b, red, list(accs))
     b.barrier()
     s = WG // 2
     while s >= 1:  # unrolled at build time; the barrier is reached by every lane
