@@ -30,3 +30,12 @@ def ray_pool(gpu):
     pool = local_pool(2, num_cpus=2, timeout_s=120.0, max_restarts=4)
     yield pool
     pool.shutdown()
+
+
+@pytest.fixture(scope="session")
+def mixed_batch(gpu):
+    """(jobs, what one WgpuBackend gives for them): the batch the pool must reproduce."""
+    from test_dist_batch import mixed_jobs
+
+    jobs = mixed_jobs(gpu.features)
+    return jobs, gpu.dispatch_batch(jobs)

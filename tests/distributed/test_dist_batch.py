@@ -39,14 +39,8 @@ def assert_same(got: list, want: list) -> None:
             assert a.tobytes() == b.tobytes(), f"job {k}: outputs differ"
 
 
-@pytest.fixture(scope="module")
-def jobs_and_want(gpu):
-    jobs = mixed_jobs(gpu.features)
-    return jobs, gpu.dispatch_batch(jobs)
-
-
-def test_mixed_batch_equals_one_backend(ray_pool, jobs_and_want):
-    jobs, want = jobs_and_want
+def test_mixed_batch_equals_one_backend(ray_pool, mixed_batch):
+    jobs, want = mixed_batch
     got = ray_pool.dispatch_batch(jobs)
     assert_same(got, want)
     assert isinstance(got[5], DispatchError) and isinstance(got[50], DispatchError)

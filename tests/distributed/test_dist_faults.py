@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dist_batch import assert_same, mixed_jobs, scale_program
+from test_dist_batch import assert_same, scale_program
 
 from vyre.errors import DistributedError, WorkerTimeoutError
 
 
-@pytest.fixture(scope="module")
-def batch(gpu):
-    jobs = mixed_jobs(gpu.features)
-    return jobs, gpu.dispatch_batch(jobs)
-
-
-def test_worker_killed_mid_batch_still_gives_every_result(ray_pool, batch):
+def test_worker_killed_mid_batch_still_gives_every_result(ray_pool, mixed_batch):
     import ray
 
-    jobs, want = batch
+    jobs, want = mixed_batch
     victim = ray_pool.workers[0]
     pid_before = ray.get(victim.stats.remote(), timeout=60)["pid"]
     run = ray_pool.submit_batch(jobs)  # calls are queued on both workers now
@@ -31,10 +25,10 @@ def test_worker_killed_mid_batch_still_gives_every_result(ray_pool, batch):
     assert_same(ray_pool.dispatch_batch(jobs[:60]), want[:60])  # and the pool goes on
 
 
-def test_lost_device_recovers_inside_the_worker(ray_pool, batch):
+def test_lost_device_recovers_inside_the_worker(ray_pool, mixed_batch):
     import ray
 
-    jobs, want = batch
+    jobs, want = mixed_batch
     before = ray_pool.stats()[1]["recoveries"]
     ray.get(ray_pool.workers[1].lose_device.remote(), timeout=60)
     assert_same(ray_pool.dispatch_batch(jobs[:80]), want[:80])
@@ -78,13 +72,13 @@ def test_pool_places_workers_by_the_vyre_adapter_resource(ray_pool):
         pool.dispatch_batch([])
 
 
-def test_a_worker_gone_for_good_has_its_calls_run_by_the_others(ray_pool, batch):
+def test_a_worker_gone_for_good_has_its_calls_run_by_the_others(ray_pool, mixed_batch):
     """No restarts left: the dead worker's calls move to the next worker; with none left, a typed error."""
     import ray
 
     from vyre.distributed import Pool
 
-    jobs, want = batch
+    jobs, want = mixed_batch
     with Pool(adapters=["default", "default"], max_restarts=0, timeout_s=120) as pool:
         run = pool.submit_batch(jobs[:100])
         ray.kill(pool.workers[0], no_restart=True)
