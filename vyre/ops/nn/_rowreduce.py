@@ -14,6 +14,7 @@ import numpy as np
 
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import BufRef
 
 MAX_WG = 256
 
@@ -26,10 +27,20 @@ def row_workgroup(cols: int) -> int:
     return wg
 
 
-def allreduce(b: ProgramBuilder, scratch, lid: Val, value, wg: int, combine: Callable[[Val, Val], Val],
-              name: str) -> Val:
-    """Combine ``value`` over the workgroup (tree in workgroup memory); every invocation
-    gets the result. ``scratch`` is a workgroup array of ``wg`` f32; it is free again on return."""
+#: ``allreduce(b, scratch, lid, value, wg, kind, name)``: the generic kernel's or a variant's (``_subgroup_rows``).
+Reducer = Callable[[ProgramBuilder, BufRef, Val, Val, int, str, str], Val]
+
+
+def allreduce(b: ProgramBuilder, scratch: BufRef, lid: Val, value: Val, wg: int, kind: str, name: str) -> Val:
+    """Combine ``value`` over the workgroup (tree in workgroup memory) by ``kind`` (``"add"`` or
+    ``"max"``); every invocation gets the result. ``scratch`` is a workgroup array of ``wg`` f32; it is
+    free again on return."""
+    if kind not in ("add", "max"):
+        raise ValueError(f"kind must be 'add' or 'max', got {kind!r}")
+
+    def combine(p, q):
+        return b.max(p, q) if kind == "max" else p + q
+
     scratch[lid] = value
     b.barrier()
     step = wg // 2

@@ -13,6 +13,8 @@ like 1000 + noise keeps full precision instead of losing the ulp of 1000. rmsnor
 Tolerance: rel(2e-5, 2e-5). The sums are reordered (a tree instead of numpy's pairwise
 float64), and 1/sqrt is a few ulp; normalized outputs are O(1) (|y| <= sqrt(cols) * |gamma|),
 so the error is a few f32 ulps of that plus a cols-scaled summation term.
+Variant ``subgroup`` (needs the adapter feature ``subgroup``): the same passes with the row sums taken
+through subgroup operations (``_subgroup_rows``), same tolerance.
 Not witnessed: NaN/inf inputs (they propagate to the whole row through the mean; nothing
 op-specific to check).
 """
@@ -24,7 +26,8 @@ import numpy as np
 from ...ir.builder import ProgramBuilder
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
-from ._rowreduce import allreduce, check_matrix, check_rows_cols, check_vector, row_workgroup
+from ._rowreduce import Reducer, allreduce, check_matrix, check_rows_cols, check_vector, row_workgroup
+from ._subgroup_rows import variant
 
 DEFAULT_EPS = 1e-5
 
@@ -43,39 +46,40 @@ def _start(name: str, rows: int, cols: int, eps: float, inputs: tuple[str, ...])
     return b, wg, bufs, y, scratch, lid, base
 
 
-def _row_sum(b, scratch, lid, wg, cols, term, name):
+def _row_sum(b, scratch, lid, wg, cols, term, name, reducer: Reducer):
     part = b.var("f32", 0.0, name=name + "_part")
     with b.for_range(lid, cols, step=wg) as j:
         part += term(j)
-    return allreduce(b, scratch, lid, part, wg, lambda p, q: p + q, name)
+    return reducer(b, scratch, lid, part, wg, "add", name)
 
 
-def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
     b, wg, (x, gamma, beta), y, scratch, lid, base = _start("layernorm", rows, cols, eps, ("gamma", "beta"))
     # Deviations are taken as (x - x[0]) - mean(x - x[0]): x - x[0] is exact for the
     # values of a row near each other, so rows far from zero keep full precision.
     shift = b.let(x[base], "shift")
-    mu = b.let(_row_sum(b, scratch, lid, wg, cols, lambda j: x[base + j] - shift, "sum") / float(cols), "mu")
+    mu = b.let(_row_sum(b, scratch, lid, wg, cols, lambda j: x[base + j] - shift, "sum", reducer) / float(cols),
+               "mu")
 
     def sq_dev(j):
         d = b.let((x[base + j] - shift) - mu)
         return d * d
 
-    var = b.let(_row_sum(b, scratch, lid, wg, cols, sq_dev, "sq_sum") / float(cols), "variance")
+    var = b.let(_row_sum(b, scratch, lid, wg, cols, sq_dev, "sq_sum", reducer) / float(cols), "variance")
     rstd = b.let(1.0 / (var + float(eps)).sqrt(), "rstd")
     with b.for_range(lid, cols, step=wg) as j:
         y[base + j] = ((x[base + j] - shift) - mu) * rstd * gamma[j] + beta[j]
     return single(b.build(), grid=(rows, 1, 1), output_shapes={"y": (rows, cols)})
 
 
-def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
     b, wg, (x, gamma), y, scratch, lid, base = _start("rmsnorm", rows, cols, eps, ("gamma",))
 
     def sq(j):
         v = b.let(x[base + j])
         return v * v
 
-    ms = b.let(_row_sum(b, scratch, lid, wg, cols, sq, "sq_sum") / float(cols), "mean_sq")
+    ms = b.let(_row_sum(b, scratch, lid, wg, cols, sq, "sq_sum", reducer) / float(cols), "mean_sq")
     rinv = b.let(1.0 / (ms + float(eps)).sqrt(), "rinv")
     with b.for_range(lid, cols, step=wg) as j:
         y[base + j] = x[base + j] * rinv * gamma[j]
@@ -142,6 +146,7 @@ register(OpSpec(
     summary="Layer normalization over the last axis of (rows, cols) f32 with gamma, beta and eps (two-pass).",
     build=build_layernorm, reference=reference_layernorm, witnesses=witnesses_layernorm,
     params_for=params_for_layernorm, tolerance=rel(2e-5, 2e-5),
+    variants=(variant(build_layernorm, "row sums with subgroupAdd and one barrier across subgroups"),),
 ))
 
 register(OpSpec(
@@ -149,4 +154,5 @@ register(OpSpec(
     summary="RMS normalization over the last axis of (rows, cols) f32 with gamma and eps.",
     build=build_rmsnorm, reference=reference_rmsnorm, witnesses=witnesses_rmsnorm,
     params_for=params_for_rmsnorm, tolerance=rel(2e-5, 2e-5),
+    variants=(variant(build_rmsnorm, "row sum of squares with subgroupAdd and one barrier across subgroups"),),
 ))

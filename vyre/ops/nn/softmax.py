@@ -13,6 +13,9 @@ Tolerance: rel(1e-5, 1e-7). The GPU's exp is a few ulp off numpy's and the sums 
 added in another order (cols * 2^-24 relative at worst: 2.5e-4 for 4096 columns, far less
 in practice since the terms are positive and summed in a tree); outputs are <= 1, so an
 absolute 1e-7 covers the tiny probabilities whose relative exp error is largest.
+
+Variant ``subgroup`` (needs the adapter feature ``subgroup``): the same passes with the row max and
+sum taken through subgroup operations (``_subgroup_rows``), same tolerance.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import numpy as np
 from ...ir.builder import ProgramBuilder
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
-from ._rowreduce import allreduce, check_matrix, check_rows_cols, row_workgroup
+from ._rowreduce import Reducer, allreduce, check_matrix, check_rows_cols, row_workgroup
+from ._subgroup_rows import variant
 
 
-def build(rows: int, cols: int):
+def build(rows: int, cols: int, reducer: Reducer = allreduce):
     check_rows_cols("softmax", rows, cols)
     wg = row_workgroup(cols)
     b = ProgramBuilder("softmax", workgroup_size=wg)
@@ -38,12 +42,12 @@ def build(rows: int, cols: int):
     m_part = b.var("f32", float("-inf"), name="m_part")
     with b.for_range(lid, cols, step=wg) as j:
         m_part.set(b.max(m_part, x[base + j]))
-    m = allreduce(b, scratch, lid, m_part, wg, lambda p, q: b.max(p, q), "row_max")
+    m = reducer(b, scratch, lid, m_part, wg, "max", "row_max")
 
     s_part = b.var("f32", 0.0, name="s_part")
     with b.for_range(lid, cols, step=wg) as j:
         s_part += (x[base + j] - m).exp()
-    s = allreduce(b, scratch, lid, s_part, wg, lambda p, q: p + q, "row_sum")
+    s = reducer(b, scratch, lid, s_part, wg, "add", "row_sum")
 
     with b.for_range(lid, cols, step=wg) as j:
         y[base + j] = (x[base + j] - m).exp() / s
@@ -86,4 +90,5 @@ register(OpSpec(
     summary="Row-wise numerically stable softmax of a (rows, cols) f32 matrix (over the last axis).",
     build=build, reference=reference, witnesses=witnesses, params_for=params_for,
     tolerance=rel(1e-5, 1e-7),
+    variants=(variant(build, "row max and sum with subgroupMax/subgroupAdd and one barrier across subgroups"),),
 ))

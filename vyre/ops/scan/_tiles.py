@@ -26,6 +26,8 @@ n % 4 == 0 and a flat input array (see ``vyre/ops/reduce/_blocks.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
@@ -153,7 +155,9 @@ def depth(n: int) -> int:
     return h + ITEMS + LOG_WG + depth(-(-n // TILE))  # the tile sum, then its exclusive scan
 
 
-def build_scan(n: int, dtype: str, exclusive: bool) -> Pipeline:
+def build_scan(n: int, dtype: str, exclusive: bool, tile_sums: Callable[[str], Program] = tile_sums_program,
+               scan_tile: Callable[[str, bool], Program] = scan_tile_program) -> Pipeline:
+    """The levels for n elements; ``tile_sums`` and ``scan_tile`` make the programs (a variant's own)."""
     dt = DataType.parse(dtype)
     buffers = {"x": BufferSpec(dt, n), "out": BufferSpec(dt, n)}
     steps: list[Step] = []
@@ -163,14 +167,14 @@ def build_scan(n: int, dtype: str, exclusive: bool) -> Pipeline:
         if tiles == 1:
             zero = "zero"
             buffers.setdefault(zero, BufferSpec(dt, 1))
-            steps.append(Step(scan_tile_program(dtype, excl), (src, zero, dst), (1, 1, 1)))
+            steps.append(Step(scan_tile(dtype, excl), (src, zero, dst), (1, 1, 1)))
             return
         sums, offs = f"sums{level}", f"offsets{level}"
         buffers[sums] = BufferSpec(dt, tiles)
         buffers[offs] = BufferSpec(dt, tiles)
-        steps.append(Step(tile_sums_program(dtype), (src, sums), (tiles, 1, 1)))
+        steps.append(Step(tile_sums(dtype), (src, sums), (tiles, 1, 1)))
         emit(sums, tiles, offs, True, level + 1)
-        steps.append(Step(scan_tile_program(dtype, excl), (src, offs, dst), (tiles, 1, 1)))
+        steps.append(Step(scan_tile(dtype, excl), (src, offs, dst), (tiles, 1, 1)))
 
     emit("x", n, "out", exclusive, 0)
     return Pipeline(name=f"scan.{'exclusive' if exclusive else 'inclusive'}", buffers=buffers, inputs=("x",),

@@ -13,6 +13,11 @@ within rtol = (h + 2) * eps, mixed-sign data within atol = (h + 1) * eps * n * A
 bound on |x| of the mixed-sign witnesses). A +inf makes every later prefix +inf, NaN (or
 +inf and -inf) every later one NaN — the same as the float64 reference; -0.0 sums are not
 distinguished from +0.0 (the scan adds a +0.0 offset).
+
+Variant ``subgroup`` (``_subgroup``, needs the adapter feature ``subgroup``): the same levels with
+subgroup scans and sums instead of the workgroup-memory steps. Its chains are longer at small
+subgroup sizes (h = 40, 103, 166 at 1, 2, 3 levels for 4-lane subgroups; 14 per level from 16
+lanes up), and the tolerance takes the larger of the two kernels' h.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import numpy as np
 
 from ...errors import DispatchError
 from ..registry import EXACT, OpSpec, Witness, register, rel
-from . import _tiles
+from . import _subgroup, _tiles
 
 DTYPES = ("u32", "i32", "f32")
 NUMPY = {"u32": np.uint32, "i32": np.int32, "f32": np.float32}
@@ -66,7 +71,7 @@ def tolerance_for(params: dict):
     n, dtype = _check(params["n"], params["dtype"])
     if dtype != "f32":
         return EXACT
-    h = _tiles.depth(n)
+    h = max(_tiles.depth(n), _subgroup.depth(n))  # the subgroup variant's chains are longer at 4 lanes
     return rel((h + 2) * EPS, (h + 1) * EPS * n * ABS_MAX)
 
 
@@ -135,4 +140,5 @@ for _excl in (False, True):
         summary=("exclusive" if _excl else "inclusive") + " prefix sum of the flattened input (integers wrap)",
         build=_build(_excl), reference=_reference(_excl), witnesses=_witnesses(_excl),
         params_for=_params_for(_id), tolerance=rel(1e-6), tolerance_for=tolerance_for,
+        variants=(_subgroup.variant(_excl, _check),),
     ))

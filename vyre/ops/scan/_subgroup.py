@@ -1,0 +1,122 @@
+"""The ``subgroup`` variant of scan.inclusive and scan.exclusive.
+
+Same reduce-then-scan levels and tiles as the generic kernel (``_tiles``: TILE = 256 invocations x
+ITEMS elements, tile sums, their exclusive scan, then each tile scanned with its offset), but the
+workgroup-wide parts go through subgroup operations (:class:`vyre.ops._subgroup.Combine`):
+
+* ``tile_sums``: each lane folds its ITEMS coalesced loads, then a subgroup sum per subgroup, one
+  barrier, and a second subgroup sum over the subgroup totals (generic: an 8-level tree, 8 barriers);
+* ``scan_tile``: the tile is staged through workgroup memory as in the generic kernel so each lane
+  scans ITEMS consecutive elements in registers; the 256 lane totals are then scanned with
+  ``subgroupExclusiveAdd`` inside each subgroup plus the prefix of the subgroup totals (one barrier)
+  instead of 8 Hillis-Steele steps with a barrier each.
+
+Float error: per level an element passes through at most ``ITEMS - 1`` serial additions, the
+workgroup prefix (:func:`vyre.ops._subgroup.prefix_depth`, worst over subgroup sizes 4..128), and
+the tile offset and the lane's own run (2); a tile sum is ITEMS + :func:`~vyre.ops._subgroup.sum_depth`
+deep. :func:`depth` is the longest chain; scan.*'s f32 tolerance covers it (``prefix.tolerance_for``).
+"""
+
+from __future__ import annotations
+
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
+from .. import _subgroup as sg
+from ..variants import Variant
+from . import _tiles
+from ._tiles import ITEMS, TILE, WG, _pad, _zero
+
+
+def tile_sums_program(dtype: str) -> Program:
+    b = ProgramBuilder(f"scan_tile_sums_{dtype}_subgroup", WG)
+    x = b.buffer("x", dtype)
+    sums = b.buffer("sums", dtype, "write")
+    t = b.let(b.local_index(), "t")
+    base = b.let(b.workgroup_id(0) * TILE, "base")
+    n = b.let(x.len(), "n")
+    acc = b.var(dtype, _zero(dtype), name="acc")
+    for j in range(ITEMS):
+        g = b.let(base + (j * WG) + t)
+        with b.if_(g < n):
+            acc += x[g]
+    comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
+    total = comb.reduce(acc, "tile_total")
+    with b.if_(t == 0):
+        sums[b.workgroup_id(0)] = total
+    return b.build()
+
+
+def scan_tile_program(dtype: str, exclusive: bool) -> Program:
+    kind = "exclusive" if exclusive else "inclusive"
+    b = ProgramBuilder(f"scan_{kind}_tile_{dtype}_subgroup", WG)
+    x = b.buffer("x", dtype)
+    offsets = b.buffer("offsets", dtype)
+    out = b.buffer("out", dtype, "write")
+    sh = b.workgroup_array("sh", dtype, _pad(TILE))
+    t = b.let(b.local_index(), "t")
+    wid = b.let(b.workgroup_id(0), "wid")
+    base = b.let(wid * TILE, "base")
+    n = b.let(x.len(), "n")
+
+    for j in range(ITEMS):  # coalesced load of the tile into workgroup memory
+        i = b.let(t + j * WG)
+        g = b.let(base + i)
+        v = b.var(dtype, _zero(dtype))
+        with b.if_(g < n):
+            v.set(x[g])
+        sh[_pad(i)] = v
+    b.barrier()
+
+    mine = b.let(t * ITEMS, "mine")  # each lane scans its ITEMS consecutive elements in registers
+    run: list[Val] = []
+    for j in range(ITEMS):
+        e = b.let(sh[_pad(mine + j)])
+        run.append(e if j == 0 else b.let(run[-1] + e))
+
+    comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
+    before, _ = comb.exclusive_prefix(run[-1], "before")  # sum of the lanes before this one
+    prefix = b.let(offsets[wid] + before, "prefix")
+
+    # results back through workgroup memory (each lane rewrites only the words it read), stored coalesced
+    for j in range(ITEMS):
+        if exclusive:
+            sh[_pad(mine + j)] = prefix if j == 0 else prefix + run[j - 1]
+        else:
+            sh[_pad(mine + j)] = prefix + run[j]
+    b.barrier()
+    for j in range(ITEMS):
+        i = b.let(t + j * WG)
+        g = b.let(base + i)
+        with b.if_(g < n):
+            out[g] = sh[_pad(i)]
+    return b.build()
+
+
+def depth(n: int) -> int:
+    """Longest chain of f32 additions from an element to an output, at the worst subgroup size."""
+    h = (ITEMS - 1) + sg.prefix_depth(WG) + 2
+    if n <= TILE:
+        return h
+    return h + ITEMS + sg.sum_depth(WG) + depth(-(-n // TILE))
+
+
+def build_scan(n: int, dtype: str, exclusive: bool) -> Pipeline:
+    """The levels of ``_tiles.build_scan`` with the subgroup programs."""
+    return _tiles.build_scan(n, dtype, exclusive, tile_sums_program, scan_tile_program)
+
+
+def variant(exclusive: bool, check) -> Variant:
+    """The variant of scan.exclusive (``exclusive``) or scan.inclusive; ``check(n, dtype)`` validates params."""
+    def build(n, dtype) -> Pipeline:
+        n, dtype = check(n, dtype)
+        return build_scan(n, dtype, exclusive)
+
+    return Variant(
+        name="subgroup", build=build, features=frozenset({"subgroup"}), prefer_on=frozenset({"discrete-gpu"}),
+        summary="subgroupExclusiveAdd within subgroups and one barrier across them, instead of the "
+                "workgroup-memory tree and Hillis-Steele steps (8 barriers each)",
+    )
+
+
+__all__ = ["build_scan", "depth", "variant", "tile_sums_program", "scan_tile_program"]
