@@ -32,10 +32,11 @@ from ._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
 
 
-def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool) -> GemmOperands:
+def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool, native: bool = False) -> GemmOperands:
     """Row-major A, B, C; with tiles that take the vec4 paths (``GemmTiles.vec_io``), A (B and
     C) is a vec4 buffer when k (n) is a multiple of 4, so tiles move with vec4 loads and C
-    with vec4 stores (host arrays are flattened for vec4 buffers)."""
+    with vec4 stores (host arrays are flattened for vec4 buffers). Loads give f32 values,
+    or with ``native`` the buffer's own type (the packed-f16 kernel of ``matmul_f16_fast``)."""
     a4, b4 = k % 4 == 0 and vec_io, n % 4 == 0 and vec_io
     vec = f"vec4<{dtype}>"
 
@@ -45,7 +46,7 @@ def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool) -> G
                 b.buffer("c", vec if b4 else dtype, "write", count=batch * m * n // (4 if b4 else 1)))
 
     def f32(v, lanes=1):
-        return v if dtype == "f32" else v.cast("f32" if lanes == 1 else "vec4<f32>")
+        return v if dtype == "f32" or native else v.cast("f32" if lanes == 1 else "vec4<f32>")
 
     def zoff(b, z, size):
         return z * size if batch > 1 else 0

@@ -1,0 +1,273 @@
+"""A GEMM kernel builder that multiplies and adds in packed f16 (``vec4<f16>`` = two
+``vec2<f16>`` halves, what NVIDIA compiles to HFMA2: twice the f32 FMA rate), with blocked
+accumulation to bound the error.
+
+``C[z, m, n] = sum_k A[z, m, k] * B[z, k, n]`` through the same operand hooks as the f32
+kernel (:class:`vyre.ops.linalg._gemm.GemmOperands`): the hooks may return f16 or f32
+values (f32 ones are rounded to f16 while the tiles are staged), and ``store``/``store4``
+receive the f32 (or f16, see ``sum_f16``) block sums.
+
+Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's third axis):
+
+* ``(tile_m / reg_m) * (tile_n / reg_n)`` invocations; invocation (ty, tx) owns rows
+  ``ty + i * TY`` (i < reg_m) and column groups ``tx + h * TX`` (4 columns each, h <
+  reg_n / 4) of the tile: its ``reg_m x reg_n`` block of C lives in ``vec4<f16>``
+  accumulators along n.
+* A's tile is kept row-major in workgroup memory (``As[m][k/4]``, a ``vec4<f16>`` holds 4
+  consecutive k of one row: no transpose) and B's as ``Bs[k][n/4]``. Per 4 k an invocation
+  reads ``reg_m`` A vectors and ``4 * reg_n / 4`` B vectors, then does
+  ``acc[i][h] = fma(vec4(a_i[j]), b_jh, acc[i][h])``: packed multiply-adds, the broadcast of
+  ``a_i[j]`` being an HFMA2 operand selector. Half-warps read one A row (broadcast) and
+  consecutive B vectors (no bank conflicts for 8-byte accesses).
+* Blocked accumulation: the f16 accumulators sum ``block`` consecutive k, then are added
+  into the running sums (``vec4<f32>``, or ``vec4<f16>`` with ``sum_f16``) and cleared, so
+  the f16 rounding error grows with ``block``, not with K (see ``matmul_fast``).
+* Two stages of workgroup memory with a register prefetch (the next K-tile is loaded into
+  registers before the current one is multiplied, then parked in the other stage: one
+  barrier per K-tile); the K-tile body is unrolled at build time.
+* Guards only where a tile can be partial (``select(in_bounds, load, 0)``), as in ``_gemm``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
+from ...ir.types import DataType
+from ._gemm import MAX_INVOCATIONS, WORKGROUP_BYTES, GemmOperands, _all, _log2, _maybe, _pow2
+
+H = "f16"
+H4 = "vec4<f16>"
+F4 = "vec4<f32>"
+
+
+@dataclass(frozen=True)
+class PackedTiles:
+    """Tile shape of the packed-f16 kernel: a workgroup computes ``tile_m x tile_n`` of C, an
+    invocation ``reg_m x reg_n``; K advances ``tile_k`` per stage; the f16 accumulators are
+    flushed every ``block`` k. All powers of two; ``reg_n`` and ``tile_k`` multiples of 4."""
+
+    tile_m: int = 128
+    tile_n: int = 128
+    tile_k: int = 16
+    reg_m: int = 8
+    reg_n: int = 8
+    block: int = 32
+    sum_f16: bool = False  # running sums in f16 too (fewer registers, error grows with K / block)
+
+    @property
+    def threads_x(self) -> int:
+        return self.tile_n // self.reg_n
+
+    @property
+    def threads_y(self) -> int:
+        return self.tile_m // self.reg_m
+
+    @property
+    def threads(self) -> int:
+        return self.threads_x * self.threads_y
+
+    @property
+    def workgroup_bytes(self) -> int:
+        return 2 * (self.tile_m + self.tile_n) * self.tile_k * 2  # two stages of A and B, f16
+
+    def as_params(self) -> dict:
+        return asdict(self)
+
+    def check(self) -> PackedTiles:
+        for name, v in asdict(self).items():
+            if name != "sum_f16" and not _pow2(v):
+                raise ValueError(f"packed GEMM tile {name}={v} must be a power of two")
+        if self.reg_n % 4 or self.tile_k % 4:
+            raise ValueError(f"reg_n={self.reg_n} and tile_k={self.tile_k} must be multiples of 4 (vec4<f16>)")
+        if self.reg_m > self.tile_m or self.reg_n > self.tile_n:
+            raise ValueError("the register block must fit in the tile (reg_m <= tile_m, reg_n <= tile_n)")
+        if self.threads > MAX_INVOCATIONS:
+            raise ValueError(f"{self.threads} invocations per workgroup (tile/reg), over the portable limit of "
+                             f"{MAX_INVOCATIONS}: grow reg_m/reg_n or shrink the tile")
+        if self.workgroup_bytes > WORKGROUP_BYTES:
+            raise ValueError(f"two stages of {self.tile_m}x{self.tile_k} + {self.tile_k}x{self.tile_n} f16 tiles "
+                             f"take {self.workgroup_bytes} bytes of workgroup memory, over {WORKGROUP_BYTES}: "
+                             "shrink tile_k")
+        return self
+
+
+PACKED_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n", "block", "sum_f16")
+
+
+def default_packed_tiles(m: int, n: int, k: int) -> PackedTiles:
+    """128x128x16 tiles with 8x8 blocks once both output sides span several tiles, else
+    64x64x16 tiles with 4x4 blocks (more workgroups, less padding); flush every 32 k."""
+    if m >= 512 and n >= 512:
+        return PackedTiles(128, 128, 16, 8, 8, 32)
+    return PackedTiles(64, 64, 16, 4, 4, 32)
+
+
+def packed_tiles_from(params: dict, m: int, n: int, k: int) -> PackedTiles:
+    """Tile shape from build params (any of :data:`PACKED_KEYS`), defaults filled in."""
+    base = default_packed_tiles(m, n, k)
+    vals = {}
+    for f in PACKED_KEYS:
+        v = params.get(f)
+        vals[f] = getattr(base, f) if v is None else (bool(v) if f == "sum_f16" else int(v))
+    return PackedTiles(**vals).check()
+
+
+def packed_grid(m: int, n: int, tiles: PackedTiles, batch: int = 1) -> tuple[int, int, int]:
+    return (-(-n // tiles.tile_n), -(-m // tiles.tile_m), batch)
+
+
+def _half(v: Val, vec: bool) -> Val:
+    want = DataType.VEC4_F16 if vec else DataType.F16
+    return v if v.dtype is want else v.cast(want.value)
+
+
+def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, ops: GemmOperands) -> Program:
+    """Build the packed-f16 GEMM program; dispatch it over :func:`packed_grid` workgroups."""
+    t = tiles.check()
+    T, TX, TY = t.threads, t.threads_x, t.threads_y
+    TK, TK4, TN4 = t.tile_k, t.tile_k // 4, t.tile_n // 4
+    A_SZ, B_SZ = t.tile_m * TK4, TK * TN4  # vec4<f16> elements per stage
+    b = ProgramBuilder(name, workgroup_size=T)
+    ctx = ops.declare(b)
+    a_sh = b.workgroup_array("a_tile", H4, 2 * A_SZ)
+    b_sh = b.workgroup_array("b_tile", H4, 2 * B_SZ)
+
+    lid = b.let(b.local_index(), "lid")
+    tx = b.let(lid & (TX - 1), "tx")
+    ty = b.let(lid >> _log2(TX), "ty")
+    col0 = b.let(b.workgroup_id(0) * t.tile_n, "col0")
+    row0 = b.let(b.workgroup_id(1) * t.tile_m, "row0")
+    z = b.let(b.workgroup_id(2), "z")
+    guard_m, guard_n, guard_k = m % t.tile_m != 0, n % t.tile_n != 0, k % TK != 0
+    a_vec, b_vec = ops.load_a4 is not None, ops.load_b4 is not None
+    zero_h, zero4 = b.lit(0.0, H), b.vec(H4, 0.0)
+
+    def units(total: int, split: int, tag: str):
+        """Per invocation: (inner, outer, in_range or None) of each unit it moves."""
+        out = []
+        for i in range(-(-total // T)):
+            u = b.let(lid + i * T, f"u{tag}{i}") if i else lid
+            inner = b.let(u & (split - 1), f"{tag}i{i}")
+            outer = b.let(u >> _log2(split), f"{tag}o{i}")
+            out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
+        return out
+
+    a_units = units(A_SZ, TK4, "a")  # inner = k4 within the tile, outer = row
+    b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
+    a_regs = [b.var(H4, name=f"pa{i}") for i in range(len(a_units))]
+    b_regs = [b.var(H4, name=f"pb{i}") for i in range(len(b_units))]
+
+    def guarded(conds, load, zero):
+        ok = _all(conds)
+        return load() if ok is None else b.select(ok, load(), zero)
+
+    def fetch(k0):
+        for (k4, r, _), reg in zip(a_units, a_regs):
+            row = b.let(row0 + r)
+            rok = row < m if guard_m else None
+            if a_vec:
+                kq = b.let((k0 >> 2) + k4)
+                reg.set(guarded([rok, kq < k // 4 if guard_k else None],
+                                lambda row=row, kq=kq: _half(ops.load_a4(b, ctx, z, row, kq), True), zero4))
+                continue
+            vals = []
+            for j in range(4):
+                kg = b.let(k0 + k4 * 4 + j)
+                vals.append(guarded([rok, kg < k if guard_k else None],
+                                    lambda row=row, kg=kg: _half(ops.load_a(b, ctx, z, row, kg), False), zero_h))
+            reg.set(b.vec(H4, *vals))
+        for (n4, kk, _), reg in zip(b_units, b_regs):
+            kg = b.let(k0 + kk)
+            kok = kg < k if guard_k else None
+            if b_vec:
+                c4 = b.let((col0 >> 2) + n4)
+                reg.set(guarded([kok, c4 < n // 4 if guard_n else None],
+                                lambda kg=kg, c4=c4: _half(ops.load_b4(b, ctx, z, kg, c4), True), zero4))
+                continue
+            kinfo = ops.k_info(b, ctx, z, kg)
+            vals = []
+            for c in range(4):
+                col = b.let(col0 + n4 * 4 + c)
+                cinfo = ops.col_info(b, ctx, z, col)
+                vals.append(guarded([kok, col < n if guard_n else None],
+                                    lambda col=col, ci=cinfo, kg=kg, ki=kinfo:
+                                    _half(ops.load_b(b, ctx, z, kg, col, ki, ci), False), zero_h))
+            reg.set(b.vec(H4, *vals))
+
+    def stash(stage_a, stage_b):
+        for (k4, r, ok), reg in zip(a_units, a_regs):
+            def put_a(k4=k4, r=r, reg=reg):
+                a_sh[stage_a + r * TK4 + k4] = reg
+            _maybe(b, ok, put_a)
+        for (n4, kk, ok), reg in zip(b_units, b_regs):
+            def put_b(n4=n4, kk=kk, reg=reg):
+                b_sh[stage_b + kk * TN4 + n4] = reg
+            _maybe(b, ok, put_b)
+
+    HN = t.reg_n // 4
+    acc = [[b.var(H4, zero4, name=f"acc{i}_{h}") for h in range(HN)] for i in range(t.reg_m)]
+    sum_t = H4 if t.sum_f16 else F4
+    sums = [[b.var(sum_t, b.vec(sum_t, 0.0), name=f"sum{i}_{h}") for h in range(HN)] for i in range(t.reg_m)]
+
+    def flush():
+        for i in range(t.reg_m):
+            for h in range(HN):
+                sums[i][h].set(sums[i][h] + (acc[i][h] if t.sum_f16 else acc[i][h].cast(F4)))
+                acc[i][h].set(zero4)
+
+    def multiply(stage_a, stage_b):
+        for kq in range(TK4):
+            av = [b.let(a_sh[stage_a + (ty + i * TY) * TK4 + kq]) for i in range(t.reg_m)]
+            for j in range(4):
+                kk = kq * 4 + j
+                bv = [b.let(b_sh[stage_b + kk * TN4 + h * TX + tx]) for h in range(HN)]
+                for i in range(t.reg_m):
+                    a = b.vec(H4, av[i][j])
+                    for h in range(HN):
+                        acc[i][h].set(b.fma(a, bv[h], acc[i][h]))
+                if t.block <= TK and (kk + 1) % t.block == 0:
+                    flush()
+
+    n_tiles = -(-k // TK)
+    per_block = t.block // TK  # K-tiles per flush when a block spans several
+    fetch(b.lit(0))
+    stash(b.lit(0), b.lit(0))
+    b.barrier()
+    with b.for_range(0, n_tiles, name="kt") as kt:
+        odd = b.let(kt & 1, "stage")
+        more = b.let(kt + 1 < n_tiles, "more")
+        with b.if_(more):  # prefetch the next K-tile into registers
+            fetch((kt + 1) * TK)
+        multiply(b.let(odd * A_SZ, "sa"), b.let(odd * B_SZ, "sb"))
+        if per_block > 1 and n_tiles > per_block:
+            with b.if_((kt & (per_block - 1)) == per_block - 1):
+                flush()
+        with b.if_(more):  # ... and park it in the other stage
+            stash(b.let((odd ^ 1) * A_SZ), b.let((odd ^ 1) * B_SZ))
+        b.barrier()
+    if per_block > 1:
+        flush()  # the last (partial) block; a no-op add of zeros when it was flushed already
+
+    # --- epilogue: each invocation writes its reg_m x reg_n block ---
+    rows = [b.let(row0 + ty + i * TY, f"orow{i}") for i in range(t.reg_m)]
+    for h in range(HN):
+        c4 = b.let((col0 >> 2) + tx + h * TX, f"ocol4_{h}")
+        for i, row in enumerate(rows):
+            rok = row < m if guard_m else None
+            if ops.store4 is not None:
+                ok = _all([rok, c4 < n // 4 if guard_n else None])
+                _maybe(b, ok, lambda row=row, c4=c4, v=sums[i][h]: ops.store4(b, ctx, z, row, c4, v))
+                continue
+            for c in range(4):
+                col = b.let(c4 * 4 + c)
+                cinfo = ops.col_info(b, ctx, z, col)
+                ok = _all([rok, col < n if guard_n else None])
+                _maybe(b, ok, lambda row=row, col=col, ci=cinfo, v=sums[i][h][c]:
+                       ops.store(b, ctx, z, row, col, ci, v))
+    return b.build()
+
+
+__all__ = ["PackedTiles", "PACKED_KEYS", "default_packed_tiles", "packed_tiles_from", "packed_grid",
+           "packed_gemm_program"]
