@@ -23,6 +23,7 @@ import numpy as np
 
 from ..backends.base import Backend
 from ..backends.schedule import Pipeline, host_inputs
+from . import tuning
 from . import variants as V
 from .registry import all_ops, get
 
@@ -77,6 +78,8 @@ def _plan(op_id: str, backend: Backend, arrays: Any, variant: str | None, kwargs
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
+    if variant is None:  # a stored per-adapter winner (vyre.ops.tuning) when the caller named no tunable param
+        params, variant = tuning.apply(op_id, backend, params, kwargs, lambda: facts(backend))
     # getattr: duck-typed specs (tests stand in objects with just params_for and build)
     chosen = V.choose(spec, params, facts(backend), variant) if getattr(spec, "variants", ()) or variant \
         else V.GENERIC

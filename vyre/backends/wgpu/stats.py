@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: Counters stats() always reports (0 until they happen).
@@ -9,6 +10,15 @@ _COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups
              "bytes_uploaded", "bytes_read_back", "uploads_direct", "uploads_mapped", "uploads_skipped", "lowerings",
              "validations", "disk_cache_hits", "disk_cache_misses", "disk_cache_writes", "disk_cache_corrupt",
              "disk_cache_errors", "pool_releases", "invalidations", "resident_dispatches")
+
+#: Extra sections a higher layer adds (the op layer's tuner: ``tuning``): name -> fn(adapter_info) -> dict.
+_SECTIONS: dict[str, Callable[[dict], dict]] = {}
+
+
+def add_section(name: str, fn: Callable[[dict], dict]) -> None:
+    """Add ``stats()[name] = fn(adapter_info)`` to every snapshot (this layer cannot import the op layer)."""
+    _SECTIONS[name] = fn
+
 
 _ADAPTER_KEYS = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
 
@@ -39,7 +49,12 @@ def snapshot(dev: Any, counters: dict, store: Any, pool: Any, executor: Any, res
     s["generation"] = dev.generation
     s["device_lost"] = dev.lost
     s["shut_down"] = dev.closed
+    for name, fn in list(_SECTIONS.items()):
+        try:
+            s[name] = fn(dict(dev.info))
+        except Exception as exc:  # noqa: BLE001 - a section must never break stats()
+            s[name] = {"error": f"{type(exc).__name__}: {exc}"}
     return s
 
 
-__all__ = ["snapshot"]
+__all__ = ["snapshot", "add_section"]
