@@ -476,7 +476,7 @@ class ResidentOp:
     """An op pipeline (vyre.ops) on resident buffers: one handle per pipeline buffer, inputs
     uploaded once, the steps ready for ``dispatch_resident_sequence*``."""
 
-    def __init__(self, gpu, op_id: str, params: dict, inputs):
+    def __init__(self, gpu, op_id: str, params: dict, inputs, variant: str = "generic"):
         from vyre.backends.config import DispatchConfig
         from vyre.backends.host import host_to_storage, storage_nbytes
         from vyre.ir.program import BufferDecl
@@ -487,7 +487,7 @@ class ResidentOp:
         self.gpu = gpu
         self.op_id = op_id
         self.params = params
-        self.pipe = pipe = pipeline_for(op_id, params)
+        self.pipe = pipe = pipeline_for(op_id, params, variant)  # a kernel variant: vyre.ops.variants
         self.handles = {}
         try:
             for name, spec in pipe.buffers.items():
