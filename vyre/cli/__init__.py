@@ -1,6 +1,6 @@
 """The ``vyre`` command line (also ``python -m vyre``): one module per subcommand group.
 
-``vyre info | wgsl | run | export | conform | bench | cache | demo``; ``vyre COMMAND --help`` says more.
+``vyre info | wgsl | run | export | conform | bench | cache | tune | demo``; ``vyre COMMAND --help`` says more.
 Errors are one line on standard error (``vyre COMMAND: error: ...``), with exit status 2 for bad
 arguments (a missing file, an unparsable wire document, an unknown input name) and 1 when the work
 itself fails (no adapter, a dispatch error, a failing conformance run). ``import vyre`` does not import
@@ -39,9 +39,9 @@ def cli(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from . import bench, cache, conform, demo, info, run, wgsl
+    from . import bench, cache, conform, demo, info, run, tune, wgsl
 
-    for module in (info, wgsl, run, conform, bench, cache, demo):
+    for module in (info, wgsl, run, conform, bench, cache, tune, demo):
         for command in module.COMMANDS:
             cli.add_command(command)
 

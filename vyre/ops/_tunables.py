@@ -9,10 +9,12 @@ time and the inputs to measure on. Two kinds exist:
   (``tile_m, tile_n, tile_k, reg_m, reg_n``) among a handful of valid :class:`GemmTiles` around
   ``default_tiles``; classes are log2 buckets of m, n, k (and the batch) plus how aligned they are
   (tiles dividing the output evenly, vec4 paths or neither), since both change the kernel.
-* :func:`variant_tunable` (elementwise ops with the ``cpu-x4`` variant, i.e. 1 or 4 elements per
-  invocation, and ``reduce.sum`` with its ``subgroup`` variant): which of the op's kernel variants
-  runs, by log2 bucket of the element count (and dtype). The elementwise and reduction kernels have
-  no workgroup-size param (256 is fixed in their builders): the tuner varies what exists.
+* :func:`variant_tunable` (the elementwise ops of :data:`ELEMENTWISE_OPS`, whose ``cpu-x4`` variant
+  does 4 elements per invocation against the generic kernel's 1, and ``reduce.sum`` with its
+  ``subgroup`` variant): which of the op's kernel variants runs, by log2 bucket of the element
+  count (and dtype). The elementwise and reduction kernels have no workgroup-size or
+  elements-per-invocation param (256 invocations are fixed in their builders): the tuner varies
+  what exists.
 
 Another op opts in with :func:`register_tunable` (e.g. ``register_tunable(gemm_tunable("my.gemm"))``
 from its module, for a GEMM whose build takes the tile params).
@@ -217,6 +219,12 @@ def variant_tunable(spec: Any, kind: str) -> Tunable:
 #: Ops ``vyre tune`` tunes when none are named (others with a tunable are tuned on request).
 DEFAULT_OPS = ("matmul", "matmul.batched", "matmul.f16", "zip.add", "map.exp", "nn.gelu", "reduce.sum")
 
+#: Elementwise ops tuned over their variants: f32 ops that take any input in [-1, 1] (what the tuner
+#: measures on); another one opts in with ``register_tunable(variant_tunable(spec, "zip" | "map"))``.
+ELEMENTWISE_OPS = ("zip.add", "zip.sub", "zip.mul", "zip.min", "zip.max", "map.neg", "map.abs", "map.exp",
+                   "map.exp2", "map.sin", "map.cos", "map.tanh", "map.floor", "map.ceil", "map.trunc", "map.round",
+                   "nn.gelu", "nn.silu")
+
 _EXTRA: dict[str, Tunable] = {}
 _TABLE: dict[str, Tunable] | None = None
 _LOCK = threading.Lock()
@@ -240,12 +248,10 @@ def _build_table() -> dict[str, Tunable]:
                                   ("matmul.f16", False, np.float16)):
         if op_id in specs:
             out[op_id] = gemm_tunable(op_id, batched=batched, dtype=dtype)
-    for spec in specs.values():
-        names = {v.name for v in spec.variants}
-        if "cpu-x4" in names and spec.id.startswith("zip."):
-            out[spec.id] = variant_tunable(spec, "zip")
-        elif "cpu-x4" in names:
-            out[spec.id] = variant_tunable(spec, "map")
+    for op_id in ELEMENTWISE_OPS:
+        spec = specs.get(op_id)
+        if spec is not None and "cpu-x4" in {v.name for v in spec.variants}:
+            out[op_id] = variant_tunable(spec, "zip" if op_id.startswith("zip.") else "map")
     if "reduce.sum" in specs:
         out["reduce.sum"] = variant_tunable(specs["reduce.sum"], "reduce")
     out.update(_EXTRA)
@@ -265,5 +271,5 @@ def tunables() -> dict[str, Tunable]:
     return table
 
 
-__all__ = ["TILE_KEYS", "GEMM_CANDIDATES", "DEFAULT_OPS", "Setting", "Tunable", "bucket", "gemm_tunable",
-           "variant_tunable", "register_tunable", "tunables"]
+__all__ = ["TILE_KEYS", "GEMM_CANDIDATES", "DEFAULT_OPS", "ELEMENTWISE_OPS", "Setting", "Tunable", "bucket",
+           "gemm_tunable", "variant_tunable", "register_tunable", "tunables"]
