@@ -52,7 +52,7 @@ def _log2(n: int) -> int:
 
 
 def sum_depth(wg: int) -> int:
-    """Longest chain of additions from a lane's value to :func:`reduce`'s sum, over every subgroup size."""
+    """Longest chain of additions from a lane's value to :meth:`Combine.reduce`'s sum, over every subgroup size."""
     worst = 0
     for s in SIZES:
         totals, k = _shape(wg, s)
@@ -61,7 +61,7 @@ def sum_depth(wg: int) -> int:
 
 
 def prefix_depth(wg: int) -> int:
-    """Longest chain of additions from a lane's value to :func:`exclusive_prefix`'s result, over every
+    """Longest chain of additions from a lane's value to :meth:`Combine.exclusive_prefix`'s result, over every
     subgroup size: the sum's chain, then the totals before this one in its chunk, then the lane prefix."""
     worst = 0
     for s in SIZES:
@@ -103,7 +103,7 @@ class Combine:
     def _subgroup(self, v) -> Val:
         return self.b.subgroup_max(v) if self.kind == "max" else self.b.subgroup_add(v)
 
-    def _publish(self, value) -> None:
+    def _publish(self, value: Val) -> None:
         """Write each subgroup's total of ``value`` to ``totals`` and wait for every subgroup."""
         b = self.b
         mine = b.let(self._subgroup(value), self.n("sg_total"))
@@ -120,7 +120,7 @@ class Combine:
             q.set(self._join(q, self.totals[j]))
         return q
 
-    def reduce(self, value, name: str) -> Val:
+    def reduce(self, value: Val, name: str) -> Val:
         """The combination of ``value`` over the workgroup, in every invocation. Ends with a barrier, so
         ``totals`` may be reused at once."""
         b = self.b
@@ -129,9 +129,9 @@ class Combine:
         b.barrier()  # every subgroup has read the totals before they are overwritten
         return out
 
-    def exclusive_prefix(self, value, name: str) -> tuple[Val, Val]:
-        """(sum of ``value`` over the invocations with a lower local index, the workgroup's sum); add
-        only. No barrier at the end: call :meth:`release` before ``totals`` is written again."""
+    def exclusive_prefix(self, value: Val, name: str) -> Val:
+        """The sum of ``value`` over the invocations with a lower local index (kind ``"add"`` only).
+        No barrier at the end: ``totals`` is in use until the caller's next barrier."""
         b = self.b
         if self.kind != "add":
             raise ValueError("exclusive_prefix needs kind 'add'")
@@ -139,16 +139,12 @@ class Combine:
         self._publish(value)
         chunk = b.let(self._chunk(), self.n("sg_chunk_sum"))
         before_chunk = b.let(b.subgroup_exclusive_add(chunk), self.n("sg_before_chunk"))
-        total = b.let(b.subgroup_add(chunk), self.n("sg_workgroup_total"))
         # the lane whose chunk holds this subgroup's total
         owner = b.let(self.index / self.per_lane, self.n("sg_owner"))
         p = b.var(self.dtype, b.subgroup_shuffle(before_chunk, owner), name=self.n("sg_before"))
         with b.for_range(owner * self.per_lane, self.index, name=self.n("sg_r")) as r:
             p.set(p + self.totals[r])
-        return b.let(p + within, name), total
-
-    def release(self) -> None:
-        self.b.barrier()
+        return b.let(p + within, name)
 
 
 __all__ = ["Combine", "slots", "sum_depth", "prefix_depth", "MIN_SUBGROUP", "SIZES"]

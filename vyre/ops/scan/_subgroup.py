@@ -75,7 +75,7 @@ def scan_tile_program(dtype: str, exclusive: bool) -> Program:
         run.append(e if j == 0 else b.let(run[-1] + e))
 
     comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
-    before, _ = comb.exclusive_prefix(run[-1], "before")  # sum of the lanes before this one
+    before = comb.exclusive_prefix(run[-1], "before")  # sum of the lanes before this one
     prefix = b.let(offsets[wid] + before, "prefix")
 
     # results back through workgroup memory (each lane rewrites only the words it read), stored coalesced
