@@ -120,13 +120,14 @@ class Combine:
             q.set(self._join(q, self.totals[j]))
         return q
 
-    def reduce(self, value: Val, name: str) -> Val:
-        """The combination of ``value`` over the workgroup, in every invocation. Ends with a barrier, so
-        ``totals`` may be reused at once."""
+    def reduce(self, value: Val, name: str, reuse: bool = True) -> Val:
+        """The combination of ``value`` over the workgroup, in every invocation. With ``reuse`` it ends
+        with a barrier, so ``totals`` may be written again at once (a last reduction can skip it)."""
         b = self.b
         self._publish(value)
         out = b.let(self._subgroup(self._chunk()), name)
-        b.barrier()  # every subgroup has read the totals before they are overwritten
+        if reuse:
+            b.barrier()  # every subgroup has read the totals before they are overwritten
         return out
 
     def exclusive_prefix(self, value: Val, name: str) -> Val:

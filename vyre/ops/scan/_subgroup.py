@@ -41,7 +41,7 @@ def tile_sums_program(dtype: str) -> Program:
         with b.if_(g < n):
             acc += x[g]
     comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
-    total = comb.reduce(acc, "tile_total")
+    total = comb.reduce(acc, "tile_total", reuse=False)
     with b.if_(t == 0):
         sums[b.workgroup_id(0)] = total
     return b.build()
