@@ -14,7 +14,7 @@ again, redundantly, in registers:
   subgroup ``g``'s total, fetched by a shuffle, plus the up to ``k - 1`` totals before ``g`` in it.
 
 Subgroups are taken to be runs of consecutive local indices, lane ``i`` of subgroup ``g`` being local
-invocation ``g * S + i`` (as on NVIDIA, AMD and lavapipe with 1-D workgroups, and in the reference
+invocation ``g * S + i`` (as on NVIDIA and lavapipe with 1-D workgroups, and in the reference
 interpreter's model), and workgroup sizes are powers of two, so every subgroup is full except when
 the whole workgroup is smaller than one subgroup. The subgroup operations run in workgroup-uniform
 control flow (rule ``subgroup-uniformity``); only the loops over ``k`` depend on S.
@@ -32,7 +32,6 @@ from ..ir.builder import ProgramBuilder, Val
 from ..ir.values import BufRef
 
 MIN_SUBGROUP = 4  # the smallest subgroup size WGSL allows
-MAX_SUBGROUP = 128
 SIZES = tuple(1 << e for e in range(2, 8))  # every subgroup size an adapter may report
 
 
