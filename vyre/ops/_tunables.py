@@ -137,7 +137,7 @@ def gemm_tunable(op_id: str, *, batched: bool = False, dtype: Any = np.float32,
     """The tile tuner of a GEMM op whose build takes ``m, k, n`` (``batch`` first when ``batched``) and
     the :data:`TILE_KEYS`, with inputs ``a`` (m, k) and ``b`` (k, n) of ``dtype``."""
     def default_shapes(quick: bool) -> list[tuple[int, ...]]:
-        sizes = [(64, 64, 64), (256, 256, 256)] if quick else \
+        sizes: list[tuple[int, ...]] = [(64, 64, 64), (256, 256, 256)] if quick else \
             [(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (4000, 4000, 4000)]
         if batched:
             return [(4, *s) for s in sizes[:2]]

@@ -138,6 +138,7 @@ class TuningStore:
         except OSError as exc:
             self._warn(("io", str(exc)), "cannot read the tuning file %s: %s; running untuned", exc)
             return _empty()
+        why: str | None
         try:
             doc = json.loads(raw)
         except ValueError as exc:
