@@ -44,7 +44,8 @@ class Buffer:
     __slots__ = ("handle", "pending", "__weakref__")
 
     def __init__(self, backend: Any, nbytes: int, pending: Node | Deferred | None = None):
-        self.handle = backend.allocate_resident(nbytes)
+        # a pending expression's buffer is written whole by its fused kernel: no need to clear a reused one
+        self.handle = backend.allocate_resident(nbytes, zeroed=pending is None)
         self.pending = pending
         weakref.finalize(self, _free, backend, self.handle)
 

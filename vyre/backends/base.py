@@ -108,9 +108,11 @@ class Backend(Protocol):
         ...
 
     # ---- resident buffers -----------------------------------------------------------------
-    def allocate_resident(self, nbytes: int, label: str | None = None) -> ResidentHandle:
+    def allocate_resident(self, nbytes: int, label: str | None = None, *, zeroed: bool = True) -> ResidentHandle:
         """A new zero-filled resident buffer of ``nbytes`` bytes: an int, a positive multiple of 4,
-        within the backend's buffer size limit (else DispatchError)."""
+        within the backend's buffer size limit (else DispatchError). ``zeroed=False`` promises that
+        the caller writes every byte before reading any: the contents are unspecified until then
+        (a backend may hand back a freed buffer without clearing it)."""
         ...
 
     def free_resident(self, handle: ResidentHandle) -> None:

@@ -171,8 +171,8 @@ class ReferenceBackend:
         return self.dispatch(compiled_program(compiled), inputs, config)
 
     # ---- resident buffers (vyre/backends/reference_resident.py) ---------------------
-    def allocate_resident(self, nbytes: int, label: str | None = None) -> ResidentHandle:
-        """A new zero-filled host buffer of ``nbytes`` bytes (a positive multiple of 4)."""
+    def allocate_resident(self, nbytes: int, label: str | None = None, *, zeroed: bool = True) -> ResidentHandle:
+        """A new zero-filled host buffer of ``nbytes`` bytes (a positive multiple of 4; always zeroed here)."""
         return self._resident.allocate(nbytes, label)
 
     def free_resident(self, handle: ResidentHandle) -> None:

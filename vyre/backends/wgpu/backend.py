@@ -438,10 +438,11 @@ class WgpuBackend:
         return self._store.invalidate(fingerprints)
 
     # ---- resident buffers -------------------------------------------------------------------------
-    def allocate_resident(self, nbytes: int, label: str | None = None) -> ResidentHandle:
-        """A new zero-filled resident buffer of ``nbytes`` bytes (a positive multiple of 4)."""
+    def allocate_resident(self, nbytes: int, label: str | None = None, *, zeroed: bool = True) -> ResidentHandle:
+        """A new zero-filled resident buffer of ``nbytes`` bytes (a positive multiple of 4). ``zeroed=False``:
+        the caller writes every byte before reading any (a freed buffer is then reused without a clear)."""
         with self._dev.lock:
-            return self._resident.allocate(nbytes, label)
+            return self._resident.allocate(nbytes, label, zeroed)
 
     def free_resident(self, handle: ResidentHandle) -> None:
         """Release a resident buffer. Freeing it twice (or an unknown handle) raises DispatchError."""

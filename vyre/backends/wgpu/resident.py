@@ -44,22 +44,34 @@ class ResidentState:
 
     generation: int
     limits: dict
-    entries: dict = field(default_factory=dict)  # handle id -> (handle, GPUBuffer)
+    entries: dict = field(default_factory=dict)  # handle id -> (handle, GPUBuffer, buffer serial)
     params: OrderedDict = field(default_factory=OrderedDict)  # params words bytes -> uniform buffer
-    binds: OrderedDict = field(default_factory=OrderedDict)  # (pipeline key, ids, words) -> (compiled, groups)
+    # (pipeline key, buffer serials, handle sizes, words) -> (compiled, groups); keyed by the buffers, not the
+    # handles, so a loop whose results reuse freed buffers (see ``spare``) finds its bind groups again
+    binds: OrderedDict = field(default_factory=OrderedDict)
+    bind_keys: dict = field(default_factory=dict)  # buffer serial -> the keys of ``binds`` that bind it
     pipelines: OrderedDict = field(default_factory=OrderedDict)  # op-pipeline shape -> {name: handle}
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
     contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
     nbytes: int = 0
-    spare: dict = field(default_factory=dict)  # aligned size -> freed GPUBuffers kept for reuse (SPARE_MIN and up)
+    spare: dict = field(default_factory=dict)  # aligned size -> freed (GPUBuffer, serial) kept for reuse
     spare_bytes: int = 0
 
+    def forget_binds(self, serial: int) -> None:
+        """Drop the bind groups of a buffer that is being destroyed."""
+        for key in self.bind_keys.pop(serial, ()):
+            self.binds.pop(key, None)
 
-#: Freed resident buffers of at least SPARE_MIN bytes are kept (up to SPARE_CAP bytes in all) and handed to
-#: the next allocation of the same size, cleared on the GPU: creating a 256 MiB buffer costs 8.4 ms on the
-#: H200 (Vulkan), clearing it 0.07 ms. Arrays allocate a result per evaluation, like torch's caching allocator.
-SPARE_MIN = 1 << 20
+
+#: Freed resident buffers are kept (up to SPARE_PER_SIZE of one size, SPARE_CAP bytes in all) and handed to
+#: the next allocation of the same size, cleared unless the caller will overwrite it (``zeroed=False``):
+#: creating a 256 MiB buffer costs 8.4 ms on the H200 (Vulkan), clearing it 0.07 ms; and a reused buffer
+#: keeps its bind groups. Arrays allocate a result per evaluation, like torch's caching allocator.
 SPARE_CAP = 1 << 30
+SPARE_PER_SIZE = 16
+#: Reused buffers up to this size are zeroed with queue.write_buffer (one call), larger ones by a GPU clear.
+ZERO_BY_WRITE = 256 << 10
+_SERIALS = itertools.count(1)
 
 
 def as_int(value, what: str) -> int:
@@ -141,7 +153,7 @@ class ResidentStore:
         return buf, offset, nbytes
 
     # ---- allocation -----------------------------------------------------------------------------
-    def allocate(self, nbytes, label: str | None = None) -> ResidentHandle:
+    def allocate(self, nbytes, label: str | None = None, zeroed: bool = True) -> ResidentHandle:
         import wgpu
 
         nbytes = as_int(nbytes, "allocate_resident: nbytes")
@@ -154,38 +166,43 @@ class ResidentStore:
             raise DispatchError(f"allocate_resident: {nbytes} bytes is over this adapter's buffer size "
                                 f"limit of {limit} bytes", fix="split the data over several handles")
         BU = wgpu.BufferUsage
-        spares = st.spare.get(align(nbytes)) if nbytes >= SPARE_MIN else None
+        spares = st.spare.get(align(nbytes))
         if spares:
-            buf = spares.pop()
+            buf, serial = spares.pop()
             st.spare_bytes -= buf.size
-            with gpu_errors(self._dev):  # zero-filled like a new buffer; queue order puts it after earlier work
-                enc = self._dev.device.create_command_encoder(label="vyre-resident-clear")
-                enc.clear_buffer(buf, 0, buf.size)
-                self._dev.queue.submit([enc.finish()])
+            if zeroed:  # zero-filled like a new buffer; queue order puts it after earlier work
+                with gpu_errors(self._dev):
+                    if buf.size <= ZERO_BY_WRITE:
+                        self._dev.queue.write_buffer(buf, 0, np.zeros(buf.size, np.uint8))
+                    else:
+                        enc = self._dev.device.create_command_encoder(label="vyre-resident-clear")
+                        enc.clear_buffer(buf, 0, buf.size)
+                        self._dev.queue.submit([enc.finish()])
             self._stats.bump("resident_reused")
         else:
             with gpu_errors(self._dev):
                 buf = self._dev.device.create_buffer(label=label or "vyre-resident", size=align(nbytes),
                                                      usage=BU.STORAGE | BU.UNIFORM | BU.COPY_SRC | BU.COPY_DST)
+            serial = next(_SERIALS)
             self._stats.bump("buffers_created")
         self._stats.bump("resident_allocations")
         h = ResidentHandle(next(_IDS), nbytes, st.generation, self.owner)
-        st.entries[h.id] = (h, buf)
+        st.entries[h.id] = (h, buf, serial)
         st.nbytes += nbytes
         return h
 
     def free(self, handle: ResidentHandle) -> None:
         st = self.state()
-        buf = self.buffer(st, handle, "free_resident")
-        del st.entries[handle.id]
+        self.buffer(st, handle, "free_resident")
+        _, buf, serial = st.entries.pop(handle.id)
         st.contents.pop(handle.id, None)
         st.nbytes -= handle.nbytes
-        for key in [k for k in st.binds if handle.id in k[1]]:
-            del st.binds[key]
-        if handle.nbytes >= SPARE_MIN and st.spare_bytes + buf.size <= SPARE_CAP:
-            st.spare.setdefault(buf.size, []).append(buf)
+        kept = st.spare.setdefault(buf.size, [])
+        if len(kept) < SPARE_PER_SIZE and st.spare_bytes + buf.size <= SPARE_CAP:
+            kept.append((buf, serial))  # its bind groups stay valid: the next user of the buffer finds them
             st.spare_bytes += buf.size
         else:
+            st.forget_binds(serial)
             buf.destroy()
 
     def release_spare(self) -> None:
@@ -194,7 +211,8 @@ class ResidentStore:
         if st is None or st.generation != self._dev.generation:
             return
         for bufs in st.spare.values():
-            for buf in bufs:
+            for buf, serial in bufs:
+                st.forget_binds(serial)
                 buf.destroy()
         st.spare.clear()
         st.spare_bytes = 0
@@ -247,7 +265,9 @@ class ResidentStore:
         workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
         compiled = self._store.compiled(program)
         words = params_words(plan)
-        key = (compiled.key, tuple(h.id for h in handles), words.tobytes())
+        entries = st.entries
+        serials = tuple(entries[h.id][2] for h in handles)
+        key = (compiled.key, serials, tuple(h.nbytes for h in handles), words.tobytes())
         hit = st.binds.get(key)
         if hit is not None and hit[0] is compiled:
             st.binds.move_to_end(key)
@@ -256,8 +276,16 @@ class ResidentStore:
             with gpu_errors(self._dev, compiled.program_name):
                 groups = self._bind_groups(st, compiled, plan, bufs, words)
             st.binds[key] = (compiled, groups)
+            for s in set(serials):
+                st.bind_keys.setdefault(s, set()).add(key)
             while len(st.binds) > BIND_CACHE_CAP:
-                st.binds.popitem(last=False)
+                old, _ = st.binds.popitem(last=False)
+                for s in set(old[1]):
+                    keys = st.bind_keys.get(s)
+                    if keys is not None:
+                        keys.discard(old)
+                        if not keys:
+                            del st.bind_keys[s]
         total = plan.grid[0] * plan.grid[1] * plan.grid[2]
         return Dispatch(compiled.pipeline, groups, workgroups, total)
 
