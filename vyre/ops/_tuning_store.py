@@ -35,6 +35,7 @@ FILE_NAME = "tuning.json"
 FORMAT = "vyre-tuning"
 VERSION = 1
 LOCK_TIMEOUT_S = 10.0
+RECHECK_S = 1.0  # how often a process looks whether the file changed
 
 log = logging.getLogger("vyre.tuning")
 
@@ -125,6 +126,7 @@ class TuningStore:
         self.path = Path(path) if path is not None else None
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the file last read
+        self._seen_at: float | None = None  # when the file was last looked at (time.monotonic)
         self._doc: dict = _empty()
         self._warned: set[tuple] = set()
 
@@ -156,9 +158,13 @@ class TuningStore:
             log.warning(msg, self.path, arg)
 
     def document(self) -> dict:
-        """The current document (re-read when the file changed since the last look)."""
+        """The current document (re-read when the file changed since the last look; the file is looked at
+        at most every :data:`RECHECK_S` seconds, so calls stay cheap and other processes' writes show soon)."""
         if self.path is None:
             return _empty()
+        now = time.monotonic()
+        if self._seen_at is not None and now - self._seen_at < RECHECK_S:
+            return self._doc
         try:
             st = self.path.stat()
             seen: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
@@ -168,6 +174,7 @@ class TuningStore:
             if seen != self._seen or seen is None:
                 self._doc = self._read() if seen is not None else _empty()
                 self._seen = seen
+            self._seen_at = now
             return self._doc
 
     def entries(self, akey: str) -> dict[str, dict]:
@@ -221,13 +228,13 @@ class TuningStore:
                 except BaseException:
                     Path(tmp).unlink(missing_ok=True)
                     raise
-                self._seen = None  # re-read (and re-stat) at the next look
+                self._seen = self._seen_at = None  # re-read at the next look
 
 
 _STORES: dict[Path | None, TuningStore] = {}
 _BY_ENV: dict[tuple, TuningStore] = {}
 _STORES_LOCK = threading.Lock()
-_ENV_KEYS = (ENV_VAR, "VYRE_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "LOCALAPPDATA")
+_ENV_KEYS = (ENV_VAR, "VYRE_CACHE_DIR")  # what a process may change while running (tests do)
 
 
 def current() -> TuningStore:
