@@ -32,7 +32,7 @@ import numpy as np
 
 from .linalg._gemm import DEEP, LARGE, NARROW, SMALL, GemmTiles, default_tiles
 from .linalg.matmul import TILE_KEYS
-from .variants import GENERIC, AdapterFacts
+from .variants import GENERIC, AdapterFacts, choose
 
 # tile shapes measured beside the default (each valid under GemmTiles.check: <= 256 invocations, <= 16 KiB)
 GEMM_CANDIDATES = (SMALL, DEEP, LARGE, NARROW, GemmTiles(32, 32, 16, 4, 4), GemmTiles(128, 64, 8, 8, 8),
@@ -189,7 +189,8 @@ def variant_tunable(spec: Any, kind: str) -> Tunable:
         return f"the adapter lacks {', '.join(lacks)}" if lacks else None
 
     def candidates(p: dict, facts: AdapterFacts, quick: bool) -> list[Setting]:
-        names = [GENERIC] + [v.name for v in spec.variants]
+        first = choose(spec, p, facts)  # what an untuned call runs first (the tuner's default)
+        names = [first] + [n for n in [GENERIC] + [v.name for v in spec.variants] if n != first]
         return [Setting.of(n) for n in names if runnable(p, n, facts) is None]
 
     def check(p: dict, s: Setting, facts: AdapterFacts) -> str | None:
