@@ -1,7 +1,7 @@
 """matmul.f16_fast: C = A @ B for f16 row-major matrices, multiplied and added in packed f16.
 
 Kernel: ``_gemm_f16.packed_gemm_program``: ``vec4<f16>`` accumulators updated with packed
-multiply-adds (HFMA2 on NVIDIA: twice the f32 rate), flushed every ``block`` k (default 32)
+multiply-adds (HFMA2 on NVIDIA: twice the f32 rate), flushed every ``block`` k (default 16)
 into f32 running sums, the result rounded once to f16. Params (all optional): ``tile_m,
 tile_n, tile_k, reg_m, reg_n, block`` (powers of two) and ``sum_f16`` (running sums in f16
 as well). ``matmul.f16`` is the precise variant (f32 products and sums).
@@ -103,7 +103,7 @@ def witnesses():
 register(OpSpec(
     id=OP, category="linalg",
     summary="C = A @ B for f16 (m, k) @ (k, n) in packed vec2<f16> multiply-adds (twice the f32 rate), "
-            "blocked accumulation (f16 over 32 k, then f32), f16 result.",
+            "blocked accumulation (f16 over 16 k, then f32), f16 result.",
     build=build, reference=reference_f16, witnesses=witnesses, params_for=params_for,
     tolerance=rel(2.0 ** -10, 2.0 ** -10), tolerance_for=tolerance, needs=frozenset({"shader-f16"}),
 ))
