@@ -199,3 +199,17 @@ def test_variant_tuning_stores_a_kernel_variant(gpu, store_path, monkeypatch):
     # a class where only one kernel applies is reported, not stored
     (r,) = tuning.tune(gpu, ["zip.add"], {"zip.add": [(1000,)]}, reps=1, target_s=0.0)
     assert not r.stored and "nothing to choose" in r.note
+
+
+def test_concurrent_calls_share_the_stored_winner(store_path, reference):
+    from concurrent.futures import ThreadPoolExecutor
+
+    S.TuningStore(store_path).put(S.adapter_of(reference), "matmul", CLASS, tuning.TUNER_VERSION, _entry(OTHER))
+    params = {"m": M, "k": K, "n": N}
+
+    def one(_):
+        return tuning.apply("matmul", reference, params, {}, lambda: api.facts(reference))
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(one, range(16)))
+    assert all(g == ({**params, **dict(OTHER.params)}, "generic") for g in got)
