@@ -40,41 +40,62 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
                             fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
 
 
+_PROMOTED: dict[tuple, np.dtype] = {}  # dtypes of the array operands -> their promoted dtype
+
+
 def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] = lambda d: d,
           accept: str = "biuf", float_only: bool = False, what: str | None = None) -> Array:
     """Record ``op`` over ``args`` (Arrays and Python scalars, at least one Array): the arrays' promoted
     dtype (float32 for ``float_only`` ops given integers) must be of a kind in ``accept`` ('b', 'i', 'u',
     'f'); ``out`` maps it to the result dtype. Returns a lazy Array."""
-    name = what or op
-    arrays = [a for a in args if isinstance(a, Array)]
+    # runs once per recorded op: plain loops and cached promotions (a chain of small ops is host-bound)
+    arrays: list[Array] = []
+    scalars = False
     for a in args:
-        if not isinstance(a, Array) and not _is_scalar(a):
-            raise DispatchError(f"{name}: cannot use {type(a).__name__} as an operand",
+        if isinstance(a, Array):
+            arrays.append(a)
+        elif _is_scalar(a):
+            scalars = True
+        else:
+            raise DispatchError(f"{what or op}: cannot use {type(a).__name__} as an operand",
                                 fix="pass vyre arrays or Python scalars (vyre.array_api.asarray converts)")
     if not arrays:
-        raise DispatchError(f"{name}: needs at least one array", fix="wrap one operand with asarray")
-    dev = same_device(arrays, name)
-    dt = D.result_type(*[a.dtype for a in arrays])
-    # Python scalars of a higher kind (implementation-defined in the standard): a float with integer or
-    # bool arrays gives float32, an int with bool arrays int32 (numpy would widen to 64 bits)
-    if dt.kind != "f" and any(isinstance(a, float) for a in args) and "f" in accept:
-        dt = D.float32
-    elif dt == D.bool and any(_is_scalar(a) and not isinstance(a, bool) for a in args) and "i" in accept:
-        dt = D.int32
+        raise DispatchError(f"{what or op}: needs at least one array", fix="wrap one operand with asarray")
+    name = what or op
+    dev = same_device(arrays, name) if len(arrays) > 1 else arrays[0].device
+    dts = tuple(a.dtype for a in arrays)
+    dt = _PROMOTED.get(dts)
+    if dt is None:
+        dt = _PROMOTED[dts] = D.result_type(*dts)
+    if scalars:
+        # Python scalars of a higher kind (implementation-defined in the standard): a float with integer or
+        # bool arrays gives float32, an int with bool arrays int32 (numpy would widen to 64 bits)
+        if dt.kind != "f" and any(isinstance(a, float) for a in args) and "f" in accept:
+            dt = D.float32
+        elif dt == D.bool and any(_is_scalar(a) and not isinstance(a, bool) for a in args) and "i" in accept:
+            dt = D.int32
     if float_only and dt.kind != "f":
         dt = D.float32
     if dt.kind not in accept:
         raise UnsupportedDTypeError(f"{name} is not defined for {dt} arrays",
                                     fix="convert with astype to a dtype of kind " + accept)
-    for a in args:
-        if _is_scalar(a):
-            D.check_scalar(a, dt, name)
-    shape = broadcast_shapes(*[a.shape for a in arrays])
+    if scalars:
+        for a in args:
+            if _is_scalar(a):
+                D.check_scalar(a, dt, name)
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        shape = broadcast_shapes(*[a.shape for a in arrays])
     nodes: list[Node] = [a._node() if isinstance(a, Array) else Scalar(a, dt) for a in args]
     nodes = cut(nodes, [a if isinstance(a, Array) else None for a in args])
-    nodes = [n if n.dtype == dt or isinstance(n, Scalar) else Map("astype", (n,), dt, n.shape) for n in nodes]
-    nodes = [broadcast_view(n, shape) for n in nodes]
-    return Array(shape, out(dt), dev, Map(op, tuple(nodes), out(dt), shape))
+    for k, n in enumerate(nodes):
+        if n.dtype != dt and not isinstance(n, Scalar):
+            n = Map("astype", (n,), dt, n.shape)
+        if n.shape != shape:
+            n = broadcast_view(n, shape)
+        nodes[k] = n
+    odt = out(dt)
+    return Array(shape, odt, dev, Map(op, tuple(nodes), odt, shape))
 
 
 def _to_bool(d: np.dtype) -> np.dtype: return D.bool

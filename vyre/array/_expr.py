@@ -122,8 +122,13 @@ class Map(Node):
 
     def __init__(self, op: str, args: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...]):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
-        self.size = 1 + sum(a.size for a in args)
-        self.leaf_ids = frozenset().union(*(a.leaf_ids for a in args))
+        if len(args) == 2:  # the common case, without generator overhead (recorded once per op)
+            a0, a1 = args
+            self.size = 1 + a0.size + a1.size
+            self.leaf_ids = a0.leaf_ids | a1.leaf_ids
+        else:
+            self.size = 1 + sum(a.size for a in args)
+            self.leaf_ids = frozenset().union(*(a.leaf_ids for a in args))
 
     def children(self) -> tuple[Node, ...]:
         return self.args
@@ -219,6 +224,8 @@ def collect(node: Node) -> Collected:
     out = Collected(key=())
 
     def walk(n: Node) -> tuple:
+        if type(n) is Map:  # the most common node first (collect runs once per evaluation)
+            return ("M", n.op, n.dtype.str, n.shape, tuple([walk(a) for a in n.args]))
         if isinstance(n, Leaf):
             k = slots.setdefault(n.ident, len(slots))
             if k == len(out.leaves):

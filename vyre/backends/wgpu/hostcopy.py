@@ -38,8 +38,11 @@ def _executor() -> ThreadPoolExecutor:
 def copy_bytes(dst: np.ndarray, src: np.ndarray) -> None:
     """``dst[:] = src`` for 1-D uint8 arrays of one size, in parallel chunks when large."""
     n = src.nbytes
+    if n < PARALLEL_MIN_BYTES:  # the common small read: no thread-count query (os.cpu_count costs ~10 µs)
+        np.copyto(dst, src)
+        return
     workers = _threads()
-    if n < PARALLEL_MIN_BYTES or workers == 1:
+    if workers == 1:
         np.copyto(dst, src)
         return
     step = (-(-n // workers) + 63) // 64 * 64  # ceil(n / workers), rounded up to a cache line
