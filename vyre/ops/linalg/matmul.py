@@ -10,8 +10,10 @@ default 64x64x16 with 4x4 blocks (32x64x16 when M <= 32), and 8x8 blocks once M 
 take that path (``GemmTiles.vec_io``). On an H200 (Vulkan, kernel time): 4096^3 at 33.1
 TFLOP/s, 8192^3 at 35.3, 2048^3 at 27.0, 4000^3 at 29.5 (PyTorch/cuBLAS fp32 without TF32
 at 4096^3: 51).
-``matmul.batched`` puts the batch on the grid's z axis. ``matmul.f16`` reads f16, multiplies
-and accumulates in f32 and rounds each result once to f16.
+``matmul.batched`` puts the batch on the grid's z axis; ``precision="fast"`` opts into the
+packed-f16 kernel of ``matmul.f16_fast`` (operands rounded to f16, f16 multiply-adds in blocks,
+f32 sums and result; needs shader-f16; budget ``K * 2^-9``, see ``_tol_batched``). ``matmul.f16``
+reads f16, multiplies and accumulates in f32 and rounds each result once to f16.
 
 Tolerance: the GPU sums K products in a different order (and may fuse multiply-adds), so
 the error bound is ``K * 2^-22 * max|a| * max|b|`` absolute (4 K f32 half-ulps of the
@@ -91,7 +93,11 @@ def build_f16(m: int, k: int, n: int, **tiles):
     return _build("matmul.f16", m, k, n, "f16", 1, tiles)
 
 
-def build_batched(batch: int, m: int, k: int, n: int, **tiles):
+def build_batched(batch: int, m: int, k: int, n: int, precision: str = "precise", **tiles):
+    if precision == "fast":  # the packed-f16 kernel (lazy import: matmul_f16_fast imports this module)
+        from .matmul_f16_fast import build_packed
+
+        return build_packed("matmul.batched", m, k, n, "f32", batch, tiles)
     return _build("matmul.batched", m, k, n, "f32", batch, tiles)
 
 
@@ -140,14 +146,32 @@ def params_for_f16(a, b, **kwargs):
     return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **_tile_kwargs("matmul.f16", kwargs)}
 
 
-def params_for_batched(a, b, **kwargs):
+def params_for_batched(a, b, precision: str = "precise", **kwargs):
     _check("matmul.batched", a, b, np.float32, 3)
-    return {"batch": a.shape[0], "m": a.shape[1], "k": a.shape[2], "n": b.shape[2],
-            **_tile_kwargs("matmul.batched", kwargs)}
+    shape = {"batch": a.shape[0], "m": a.shape[1], "k": a.shape[2], "n": b.shape[2]}
+    if precision == "fast":
+        from .matmul_f16_fast import packed_kwargs
+
+        return {**shape, "precision": "fast", **packed_kwargs("matmul.batched", kwargs)}
+    if precision != "precise":
+        raise DispatchError(f"matmul.batched: precision={precision!r}",
+                            fix="pass precision='precise' (f32, the default) or 'fast' (packed f16 multiply-adds)")
+    return {**shape, **_tile_kwargs("matmul.batched", kwargs)}
 
 
 def _tol(params: dict):
     return rel(2.0 ** -20, params["k"] * 2.0 ** -22)
+
+
+def _tol_batched(params: dict):
+    """precise: as matmul. fast: the f16 rounding of the operands (2^-10 of each |a||b|, at most
+    K 2^-10 for |a|, |b| <= 1) plus the blocked f16 accumulation's budget K 2^-10 (see
+    matmul_f16_fast), output in f32."""
+    return rel(2.0 ** -20, params["k"] * 2.0 ** -9) if params.get("precision") == "fast" else _tol(params)
+
+
+def _fast_needs(params: dict) -> frozenset:
+    return frozenset({"shader-f16"}) if params.get("precision") == "fast" else frozenset()
 
 
 def _tol_f16(params: dict):
@@ -197,6 +221,10 @@ def witnesses_batched():
     for batch, m, k, n in [(1, 1, 1, 1), (3, 17, 9, 33), (2, 65, 68, 36)]:
         a, bm = _mats(r, m, k, n, batch=batch)
         out.append(Witness(f"{batch}x{m}x{k}x{n}", {"batch": batch, "m": m, "k": k, "n": n}, (a, bm)))
+    for batch, m, k, n in [(3, 17, 9, 33), (2, 65, 68, 36)]:  # the packed-f16 kernel: scalar, then vec4 operands
+        a, bm = _mats(r, m, k, n, batch=batch)
+        out.append(Witness(f"{batch}x{m}x{k}x{n}_fast", {"batch": batch, "m": m, "k": k, "n": n,
+                                                          "precision": "fast"}, (a, bm)))
     return out
 
 
@@ -209,9 +237,10 @@ register(OpSpec(
 
 register(OpSpec(
     id="matmul.batched", category="linalg",
-    summary="C[i] = A[i] @ B[i] for f32 stacks (batch, m, k) @ (batch, k, n); the batch is the grid's z axis.",
+    summary="C[i] = A[i] @ B[i] for f32 stacks (batch, m, k) @ (batch, k, n); the batch is the grid's z axis; "
+            "precision='fast': packed f16 multiply-adds.",
     build=build_batched, reference=reference, witnesses=witnesses_batched, params_for=params_for_batched,
-    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol,
+    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol_batched, needs_for=_fast_needs,
 ))
 
 register(OpSpec(

@@ -11,10 +11,14 @@ the row-major A operand as they are (vec4 loads when K is a multiple of 4 and th
 allow, see ``GemmTiles.vec_io``); B's tile is gathered from x while it is loaded into
 workgroup memory (the (c, kh, kw) split is computed once per k, the (n, oh, ow) split once
 per column), out-of-image taps read 0. The bias is added in the epilogue. Tile params
-(tile_m, tile_n, tile_k, reg_m, reg_n) pass through to the GEMM.
+(tile_m, tile_n, tile_k, reg_m, reg_n) pass through to the GEMM. ``precision="fast"`` runs the
+same operands through the packed-f16 GEMM of ``matmul.f16_fast`` (x and the weights rounded
+to f16 while staged, f16 multiply-adds in blocks, f32 sums, bias and output; needs
+shader-f16; its tile params also take ``block`` and ``sum_f16``).
 
 Tolerance: like matmul, K-scaled: rel(2^-20, (C*KH*KW + 1) * 2^-22) for
-|x|, |w|, |bias| <= 1 (the witnesses' range); the +1 is the bias add.
+|x|, |w|, |bias| <= 1 (the witnesses' range); the +1 is the bias add. Fast: K * 2^-9 (the
+operands' f16 rounding plus the blocked f16 accumulation, as ``matmul.batched`` fast).
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ import numpy as np
 
 from ...errors import DispatchError
 from ..linalg._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
+from ..linalg._gemm_f16 import packed_gemm_program, packed_grid, packed_tiles_from
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
 
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
+PACKED_KEYS = (*TILE_KEYS, "block", "sum_f16")
 
 
 def _pair(name: str, v) -> tuple[int, int]:
@@ -58,12 +64,13 @@ def _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation):
 
 
 def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, padding=0, dilation=1,
-          bias: bool = False, **tiles):
+          bias: bool = False, precision: str = "precise", **tiles):
     (sh, sw), (ph, pw), (dh, dw), oh, ow = _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation)
     gm, gn, gk = o, n * oh * ow, c * kh * kw
     taps, pix = kh * kw, oh * ow
-    tl = tiles_from(tiles, gm, gn, gk)
-    w4 = gk % 4 == 0 and tl.vec_io  # weight rows in vec4s: A moves with vec4 loads
+    fast = precision == "fast"
+    tl = packed_tiles_from(tiles, gm, gn, gk) if fast else tiles_from(tiles, gm, gn, gk)
+    w4 = gk % 4 == 0 and (fast or tl.vec_io)  # weight rows in vec4s: A moves with vec4 loads
 
     def declare(b):
         xs = b.buffer("x", "f32", count=n * c * h * w)
@@ -102,8 +109,11 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
         ctx[3][(img * o + row) * pix + p] = value + ctx[2][row] if bias else value
 
     ops = GemmOperands(declare, load_a, load_b, store, k_info, col_info, load_a4=load_a4 if w4 else None)
-    program = gemm_program("conv2d", gm, gn, gk, tl, ops)
-    return single(program, grid=gemm_grid(gm, gn, tl), output_shapes={"out": (n, o, oh, ow)})
+    if fast:
+        program, grid = packed_gemm_program("conv2d", gm, gn, gk, tl, ops), packed_grid(gm, gn, tl)
+    else:
+        program, grid = gemm_program("conv2d", gm, gn, gk, tl, ops), gemm_grid(gm, gn, tl)
+    return single(program, grid=grid, output_shapes={"out": (n, o, oh, ow)})
 
 
 def reference(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **params):
@@ -123,7 +133,7 @@ def reference(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **params)
     return [out.astype(np.float32)]
 
 
-def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **tiles):
+def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, precision="precise", **tiles):
     for name, a, nd in (("x", x, 4), ("weight", weight, 4)):
         if a.dtype != np.float32 or a.ndim != nd or a.size == 0:
             raise DispatchError(f"conv2d: {name} has dtype {a.dtype} and shape {a.shape}; expected non-empty "
@@ -139,15 +149,21 @@ def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **tiles)
         if bv.dtype != np.float32 or bv.shape != (weight.shape[0],):
             raise DispatchError(f"conv2d: bias has dtype {bv.dtype} and shape {bv.shape}; expected float32 "
                                 f"({weight.shape[0]},)", fix="pass one float32 bias per output channel")
-    unknown = sorted(set(tiles) - set(TILE_KEYS))
+    if precision not in ("precise", "fast"):
+        raise DispatchError(f"conv2d: precision={precision!r}",
+                            fix="pass precision='precise' (f32, the default) or 'fast' (packed f16 multiply-adds)")
+    keys = PACKED_KEYS if precision == "fast" else TILE_KEYS
+    unknown = sorted(set(tiles) - set(keys))
     if unknown:
         raise DispatchError(f"conv2d: unknown parameter(s) {unknown}",
-                            fix="pass stride, padding, dilation and optionally " + ", ".join(TILE_KEYS))
+                            fix="pass stride, padding, dilation, precision and optionally " + ", ".join(keys))
     n, c, h, w = x.shape
     o, _, kh, kw = weight.shape
     params = {"n": n, "c": c, "h": h, "w": w, "o": o, "kh": kh, "kw": kw, "stride": list(_pair("stride", stride)),
               "padding": list(_pair("padding", padding)), "dilation": list(_pair("dilation", dilation)),
-              "bias": bool(maybe_bias), **{k: int(v) for k, v in tiles.items()}}
+              "bias": bool(maybe_bias), **{k: bool(v) if k == "sum_f16" else int(v) for k, v in tiles.items()}}
+    if precision == "fast":
+        params["precision"] = "fast"
     try:
         _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation)
     except ValueError as exc:
@@ -156,7 +172,13 @@ def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **tiles)
 
 
 def _tol(params: dict):
-    return rel(2.0 ** -20, (params["c"] * params["kh"] * params["kw"] + 1) * 2.0 ** -22)
+    k = params["c"] * params["kh"] * params["kw"]
+    return rel(2.0 ** -20, k * 2.0 ** -9 + 2.0 ** -22) if params.get("precision") == "fast" else \
+        rel(2.0 ** -20, (k + 1) * 2.0 ** -22)
+
+
+def _needs(params: dict) -> frozenset:
+    return frozenset({"shader-f16"}) if params.get("precision") == "fast" else frozenset()
 
 
 def witnesses():
@@ -170,6 +192,10 @@ def witnesses():
         # 16x16x16 tiles: 5 row tiles, K = 40 in 3 K-tiles, weights moved in vec4 4x4 blocks
         ("1x1_conv_40ch_to_70_vec4_weights", (2, 40, 6, 7, 70, 1, 1),
          {"bias": True, "tile_m": 16, "tile_n": 16, "tile_k": 16, "reg_m": 4, "reg_n": 4}),
+        # the packed-f16 GEMM: im2col gathers rounded to f16 (scalar weights, then vec4 weights)
+        ("stride2_pad1_bias_fast", (2, 3, 15, 13, 5, 3, 3),
+         {"stride": [2, 2], "padding": [1, 1], "bias": True, "precision": "fast"}),
+        ("1x1_conv_40ch_to_70_fast", (2, 40, 6, 7, 70, 1, 1), {"bias": True, "precision": "fast"}),
     ]:
         x = r.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
         wt = r.uniform(-1, 1, (o, c, kh, kw)).astype(np.float32)
@@ -183,7 +209,7 @@ def witnesses():
 register(OpSpec(
     id="conv2d", category="nn",
     summary="2-D convolution of NCHW f32 input with OIHW weights, optional bias, stride, padding, dilation "
-            "(implicit GEMM).",
+            "(implicit GEMM); precision='fast': packed f16 multiply-adds.",
     build=build, reference=reference, witnesses=witnesses, params_for=params_for,
-    tolerance=rel(2.0 ** -20, 2.0 ** -20), tolerance_for=_tol,
+    tolerance=rel(2.0 ** -20, 2.0 ** -20), tolerance_for=_tol, needs_for=_needs,
 ))
