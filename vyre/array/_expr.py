@@ -220,28 +220,29 @@ class Collected:
 def collect(node: Node) -> Collected:
     """The key of ``node``'s program (structure, dtypes, shapes, view params and which leaves alias, never
     data or identity), its leaf arrays and its scalars. Trees are bounded (see _fuse), so recursion is fine."""
-    slots: dict[int, int] = {}
     out = Collected(key=())
-
-    def walk(n: Node) -> tuple:
-        if type(n) is Map:  # the most common node first (collect runs once per evaluation)
-            return ("M", n.op, n.dtype.str, n.shape, tuple([walk(a) for a in n.args]))
-        if isinstance(n, Leaf):
-            k = slots.setdefault(n.ident, len(slots))
-            if k == len(out.leaves):
-                out.leaves.append(n)
-            return ("L", k, n.dtype.str, n.shape)
-        if isinstance(n, Scalar):
-            out.scalars.append(n)
-            return ("S", n.dtype.str)
-        if isinstance(n, Map):
-            return ("M", n.op, n.dtype.str, n.shape, tuple(walk(a) for a in n.args))
-        if isinstance(n, View):
-            return ("V", type(n).__name__, n.shape, n.params(), walk(n.child))
-        raise TypeError(f"unknown node {type(n).__name__}")
-
-    out.key = walk(node)
+    out.key = _walk(node, {}, out)
     return out
+
+
+def _walk(n: Node, slots: dict[int, int], out: Collected) -> tuple:
+    # a module function, not a closure: a recursive closure is a reference cycle, which kept every tree
+    # (and the buffers of its leaves) alive until the garbage collector ran
+    if type(n) is Map:  # the most common node first (collect runs once per evaluation)
+        return ("M", n.op, n.dtype.str, n.shape, tuple([_walk(a, slots, out) for a in n.args]))
+    if isinstance(n, Leaf):
+        k = slots.setdefault(n.ident, len(slots))
+        if k == len(out.leaves):
+            out.leaves.append(n)
+        return ("L", k, n.dtype.str, n.shape)
+    if isinstance(n, Scalar):
+        out.scalars.append(n)
+        return ("S", n.dtype.str)
+    if isinstance(n, Map):
+        return ("M", n.op, n.dtype.str, n.shape, tuple([_walk(a, slots, out) for a in n.args]))
+    if isinstance(n, View):
+        return ("V", type(n).__name__, n.shape, n.params(), _walk(n.child, slots, out))
+    raise TypeError(f"unknown node {type(n).__name__}")
 
 
 # ---- emission -----------------------------------------------------------------------------------
