@@ -35,6 +35,7 @@ from .work import Dispatch, Read, Work, Write
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(1)
 BIND_CACHE_CAP = 1024
+PLAN_CACHE_CAP = 256
 PARAMS_CACHE_CAP = 256
 
 
@@ -50,6 +51,7 @@ class ResidentState:
     # handles, so a loop whose results reuse freed buffers (see ``spare``) finds its bind groups again
     binds: OrderedDict = field(default_factory=OrderedDict)
     bind_keys: dict = field(default_factory=dict)  # buffer serial -> the keys of ``binds`` that bind it
+    plans: OrderedDict = field(default_factory=OrderedDict)  # (id program, sizes, id config) -> its plan
     pipelines: OrderedDict = field(default_factory=OrderedDict)  # op-pipeline shape -> {name: handle}
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
     contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
@@ -257,17 +259,30 @@ class ResidentStore:
         if isinstance(handles, ResidentHandle) or not isinstance(handles, (list, tuple)):
             raise DispatchError(f"{what}: handles must be a list of ResidentHandle (one per buffer), got {handles!r}")
         bufs = [self.buffer(st, h, what) for h in handles]
-        self._store.validate(program)
-        plan = plan_resident(program, [h.nbytes for h in handles], config,
-                             max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
+        sizes = tuple(h.nbytes for h in handles)
+        # the plan depends only on (program, sizes, config): memoised, since a loop repeats its steps over
+        # new handles of the same sizes (array results); the objects are kept with it, so ids stay unique
+        pkey = (id(program), sizes, id(config))
+        memo = st.plans.get(pkey)
+        if memo is not None and memo[0] is program and memo[1] is config:
+            plan, workgroups, words, wbytes = memo[2]
+            st.plans.move_to_end(pkey)
+        else:
+            self._store.validate(program)
+            plan = plan_resident(program, sizes, config,
+                                 max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
+            workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
+            words = params_words(plan)
+            wbytes = words.tobytes()
+            st.plans[pkey] = (program, config, (plan, workgroups, words, wbytes))
+            while len(st.plans) > PLAN_CACHE_CAP:
+                st.plans.popitem(last=False)
         check_resident_bindings(plan, [h.id for h in handles],
                                 st.limits.get("max-uniform-buffer-binding-size", 65536), what)
-        workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
         compiled = self._store.compiled(program)
-        words = params_words(plan)
         entries = st.entries
         serials = tuple(entries[h.id][2] for h in handles)
-        key = (compiled.key, serials, tuple(h.nbytes for h in handles), words.tobytes())
+        key = (compiled.key, serials, sizes, wbytes)
         hit = st.binds.get(key)
         if hit is not None and hit[0] is compiled:
             st.binds.move_to_end(key)
