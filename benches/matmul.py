@@ -1,4 +1,5 @@
-"""Matmul TFLOP/s: ``matmul`` (f32) and ``matmul.f16`` at n x n x n (2 n^3 flops per launch).
+"""Matmul TFLOP/s: ``matmul`` (f32), ``matmul.f16`` and ``matmul.f16_fast`` (packed f16
+multiply-adds, rows "matmul f16 packed N^3", vyre only) at n x n x n (2 n^3 flops per launch).
 
 vyre: the op on resident buffers (only the kernel is timed, never the transfers), device
 time per launch. Correctness first: a small product (256^3) is checked in full against the
@@ -19,7 +20,9 @@ NAME = "matmul"
 CHECK_N = 256
 RAW_MAX_N = 4096
 NUMPY_MAX_N = {"f32": 4096, "f16": 512}
-NP_DTYPE = {"f32": np.float32, "f16": np.float16}
+NP_DTYPE = {"f32": np.float32, "f16": np.float16, "f16_fast": np.float16}
+OP_ID = {"f32": "matmul", "f16": "matmul.f16", "f16_fast": "matmul.f16_fast"}
+LABEL = {"f32": "f32", "f16": "f16", "f16_fast": "f16 packed"}
 
 RAW_MATMUL = """
 {enable}
@@ -46,7 +49,7 @@ def sizes(ctx: Context) -> list[int]:
 
 
 def dtypes(ctx: Context) -> list[str]:
-    return ["f32", "f16"]
+    return ["f32", "f16", "f16_fast"]
 
 
 def plan(ctx: Context) -> int:
@@ -54,7 +57,7 @@ def plan(ctx: Context) -> int:
 
 
 def _op_id(dtype: str) -> str:
-    return "matmul" if dtype == "f32" else "matmul.f16"
+    return OP_ID[dtype]
 
 
 def _mats(ctx: Context, n: int, dtype: str):
@@ -98,9 +101,9 @@ def row_check(op: ResidentOp, a, b, dtype: str, n: int) -> dict:
 def measure(ctx: Context, n: int, dtype: str, *, bench: str = NAME, metric: str | None = None,
             small: dict | None = None, baselines=("numpy", "torch", "cupy", "raw_wgpu")) -> dict:
     metric = metric or f"matmul.{dtype}"
-    name = f"matmul {dtype} {n}^3"
+    name = f"matmul {LABEL[dtype]} {n}^3"
     params = {"op": _op_id(dtype), "dtype": dtype, "n": n, "m": n, "k": n, "flops": 2 * n ** 3}
-    why = "adapter has no shader-f16" if dtype == "f16" and not ctx.gpu.supports_f16() else \
+    why = "adapter has no shader-f16" if dtype != "f32" and not ctx.gpu.supports_f16() else \
         over_binding_limit(ctx.gpu, n * n * np.dtype(NP_DTYPE[dtype]).itemsize)
     if why:
         return record(bench=bench, name=name, metric=metric, params=params, unit="TFLOP/s",
@@ -161,8 +164,12 @@ def measure(ctx: Context, n: int, dtype: str, *, bench: str = NAME, metric: str 
                   work=2 * n ** 3, scale=1e12, check=check)
 
 
+BASELINES = ("numpy", "torch", "cupy", "raw_wgpu")
+
+
 def run(ctx: Context):
     for dtype in dtypes(ctx):
         small = full_check(ctx, dtype) if (dtype == "f32" or ctx.gpu.supports_f16()) else None
         for n in sizes(ctx):
-            yield measure(ctx, n, dtype, small=small)
+            # the packed kernel's baselines are the f16 rows' (same inputs, same work)
+            yield measure(ctx, n, dtype, small=small, baselines=() if dtype == "f16_fast" else BASELINES)

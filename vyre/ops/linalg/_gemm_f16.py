@@ -110,11 +110,9 @@ def default_packed_tiles(m: int, n: int, k: int) -> PackedTiles:
 def packed_tiles_from(params: dict, m: int, n: int, k: int) -> PackedTiles:
     """Tile shape from build params (any of :data:`PACKED_KEYS`), defaults filled in."""
     base = default_packed_tiles(m, n, k)
-    vals = {}
-    for f in PACKED_KEYS:
-        v = params.get(f)
-        vals[f] = getattr(base, f) if v is None else (bool(v) if f == "sum_f16" else int(v))
-    return PackedTiles(**vals).check()
+    ints = {f: int(params[f]) if params.get(f) is not None else getattr(base, f) for f in PACKED_KEYS[:-1]}
+    s16 = params.get("sum_f16")
+    return PackedTiles(**ints, sum_f16=base.sum_f16 if s16 is None else bool(s16)).check()
 
 
 def packed_grid(m: int, n: int, tiles: PackedTiles, batch: int = 1) -> tuple[int, int, int]:

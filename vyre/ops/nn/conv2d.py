@@ -68,9 +68,9 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
     (sh, sw), (ph, pw), (dh, dw), oh, ow = _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation)
     gm, gn, gk = o, n * oh * ow, c * kh * kw
     taps, pix = kh * kw, oh * ow
-    fast = precision == "fast"
-    tl = packed_tiles_from(tiles, gm, gn, gk) if fast else tiles_from(tiles, gm, gn, gk)
-    w4 = gk % 4 == 0 and (fast or tl.vec_io)  # weight rows in vec4s: A moves with vec4 loads
+    fast = packed_tiles_from(tiles, gm, gn, gk) if precision == "fast" else None
+    tl = tiles_from({} if fast else tiles, gm, gn, gk)
+    w4 = gk % 4 == 0 and (fast is not None or tl.vec_io)  # weight rows in vec4s: A moves with vec4 loads
 
     def declare(b):
         xs = b.buffer("x", "f32", count=n * c * h * w)
@@ -109,8 +109,8 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
         ctx[3][(img * o + row) * pix + p] = value + ctx[2][row] if bias else value
 
     ops = GemmOperands(declare, load_a, load_b, store, k_info, col_info, load_a4=load_a4 if w4 else None)
-    if fast:
-        program, grid = packed_gemm_program("conv2d", gm, gn, gk, tl, ops), packed_grid(gm, gn, tl)
+    if fast is not None:
+        program, grid = packed_gemm_program("conv2d", gm, gn, gk, fast, ops), packed_grid(gm, gn, fast)
     else:
         program, grid = gemm_program("conv2d", gm, gn, gk, tl, ops), gemm_grid(gm, gn, tl)
     return single(program, grid=grid, output_shapes={"out": (n, o, oh, ow)})
