@@ -123,7 +123,9 @@ def test_chosen_on_discrete_gpus_with_subgroups_only(op):
     params = spec.witnesses()[1].params
     h200 = AdapterFacts("wgpu", "discrete-gpu", frozenset({"subgroup"}), {})
     assert spec.variant_names() == ["subgroup", "generic"]
-    assert choose(spec, params, h200) == "subgroup"
+    # the scans' variant measured no faster on the H200: it runs only when forced or tuned
+    assert choose(spec, params, h200) == ("generic" if op.startswith("scan.") else "subgroup")
+    assert choose(spec, params, h200, force="subgroup") == "subgroup"
     assert choose(spec, params, AdapterFacts("wgpu", "cpu", frozenset({"subgroup"}), {})) == "generic"
     assert choose(spec, params, AdapterFacts("wgpu", "discrete-gpu", frozenset(), {})) == "generic"
     with pytest.raises(UnsupportedFeatureError, match="feature subgroup"):

@@ -48,6 +48,7 @@ class Variant:
     min_limits: Mapping[str, int] = field(default_factory=dict)
     prefer_on: frozenset[str] = frozenset()  # adapter types it is chosen on automatically; empty: any
     applies: Callable[[dict], bool] | None = None  # params it handles; None: all
+    automatic: bool = True  # False: runs only when forced (``variant=``) or chosen by the tuner (measured no faster)
 
     def applies_to(self, params: dict) -> bool:
         return self.applies is None or bool(self.applies(params))
@@ -64,7 +65,9 @@ class Variant:
     def describe(self) -> str:
         parts = [f"features {', '.join(sorted(self.features))}"] if self.features else []
         parts += [f"{k} >= {v}" for k, v in sorted(self.min_limits.items())]
-        if self.prefer_on:
+        if not self.automatic:
+            parts.append("only when forced or tuned")
+        elif self.prefer_on:
             parts.append(f"chosen on {'/'.join(sorted(self.prefer_on))} adapters")
         return f"{self.name} ({'; '.join(parts)})" if parts else self.name
 
@@ -159,7 +162,8 @@ def choose(spec: Any, params: dict, facts: AdapterFacts, force: str | None = Non
     if not facts.automatic:
         return GENERIC
     for v in spec.variants:
-        if v.applies_to(params) and not v.missing(facts) and (not v.prefer_on or facts.adapter_type in v.prefer_on):
+        if v.automatic and v.applies_to(params) and not v.missing(facts) \
+                and (not v.prefer_on or facts.adapter_type in v.prefer_on):
             return v.name
     return GENERIC
 
