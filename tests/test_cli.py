@@ -18,7 +18,7 @@ from vyre.demo import build_saxpy
 
 ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI") == "true"
-SUBCOMMANDS = ("info", "wgsl", "run", "export", "conform", "bench", "cache", "demo")
+SUBCOMMANDS = ("info", "wgsl", "run", "export", "conform", "bench", "tune", "cache", "demo")
 
 
 def _vyre_exe() -> str | None:
