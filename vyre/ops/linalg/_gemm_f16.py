@@ -99,9 +99,11 @@ PACKED_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n", "block", "sum_f16
 def default_packed_tiles(m: int, n: int, k: int) -> PackedTiles:
     """64x64x16 tiles, flushed every 16 k, with 8x8 blocks (64 invocations) once both output
     sides reach 512, else 4x4 blocks (256 invocations: more of them on small outputs).
-    Measured on an H200 (Vulkan, kernel time, 4096^3): 64x64x16 8x8 flushed every 16: 44.9
-    TFLOP/s; 128x64x16 8x8: 43.9; 128x128x16 8x16 (f16 sums): 42.9; 128x128x16 8x8: 34.0;
-    64x64x32 8x8: 37.2 (f32 ``matmul`` 34.1 and ``matmul.f16`` 29.3 in the same run)."""
+    Measured on an H200 (Vulkan, kernel time, 4096^3, f32 sums unless noted): 64x64x16 8x8
+    flushed every 16: 44.9 TFLOP/s; 64x128 or 128x64: 45.2 / 45.1; 4x16 blocks: 43.4; flushed
+    every 32 (a flush under a branch every other K-tile): 42.7; 64x64x32: 33.5; 64x64x8: 36.1;
+    128x128x16: 34.0; with f16 sums 48.6 (flushed every 16) and 50.3 (every 32). Same run:
+    f32 ``matmul`` 34.1, ``matmul.f16`` 29.3."""
     if m >= 512 and n >= 512:
         return PackedTiles(64, 64, 16, 8, 8, 16)
     return PackedTiles(64, 64, 16, 4, 4, 16)

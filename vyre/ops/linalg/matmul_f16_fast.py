@@ -6,6 +6,13 @@ into f32 running sums, the result rounded once to f16. Params (all optional): ``
 tile_n, tile_k, reg_m, reg_n, block`` (powers of two) and ``sum_f16`` (running sums in f16
 as well). ``matmul.f16`` is the precise variant (f32 products and sums).
 
+Speed on an H200 (Vulkan, kernel time, same run): 4096^3 44.9 TFLOP/s (f32 ``matmul`` 34.1,
+``matmul.f16`` 29.4: 1.32x and 1.53x), 2048^3 43.4 (29.0, 29.8), 8192^3 46.1 (35.4, 28.8);
+``sum_f16=True, block=32`` 50.3 at 4096^3 (5x the error: 0.31 against 0.0625). Not 2x f32: a trivial loop of
+independent packed-f16 fma through WGSL/SPIR-V peaks at 64.1 TFLOP/s on that device against
+52.0 for the same loop in f32 (1.23x), so this kernel runs at 70% of the packed ceiling (the
+f32 GEMM at 66% of its own).
+
 Tolerance. With u = 2^-11 (f16 unit roundoff) and inputs exactly f16, each block of ``block``
 sequential f16 multiply-adds errs by at most ``block * u * sum_block |a||b|`` (first order,
 fused or not), the f32 sums add ``K * 2^-24 * sum |a||b|``, the final rounding ``u |c|``, and
