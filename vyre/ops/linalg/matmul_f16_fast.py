@@ -1,17 +1,17 @@
 """matmul.f16_fast: C = A @ B for f16 row-major matrices, multiplied and added in packed f16.
 
 Kernel: ``_gemm_f16.packed_gemm_program``: ``vec4<f16>`` accumulators updated with packed
-multiply-adds (HFMA2 on NVIDIA: twice the f32 rate), flushed every ``block`` k (default 16)
+multiply-adds (HFMA2 on NVIDIA, nominally twice the f32 rate), flushed every ``block`` k (default 16)
 into f32 running sums, the result rounded once to f16. Params (all optional): ``tile_m,
 tile_n, tile_k, reg_m, reg_n, block`` (powers of two) and ``sum_f16`` (running sums in f16
 as well). ``matmul.f16`` is the precise variant (f32 products and sums).
 
 Speed on an H200 (Vulkan, kernel time, same run): 4096^3 44.9 TFLOP/s (f32 ``matmul`` 34.1,
 ``matmul.f16`` 29.4: 1.32x and 1.53x), 2048^3 43.4 (29.0, 29.8), 8192^3 46.1 (35.4, 28.8);
-``sum_f16=True, block=32`` 50.3 at 4096^3 (5x the error: 0.31 against 0.0625). Not 2x f32: a trivial loop of
-independent packed-f16 fma through WGSL/SPIR-V peaks at 64.1 TFLOP/s on that device against
-52.0 for the same loop in f32 (1.23x), so this kernel runs at 70% of the packed ceiling (the
-f32 GEMM at 66% of its own).
+``sum_f16=True, block=32``: 50.3 at 4096^3, with 5x the error (0.31 against 0.0625). Not 2x
+f32: a trivial loop of independent packed-f16 fma through WGSL/SPIR-V peaks at 64.1 TFLOP/s
+there, against 52.0 for the same loop in f32 (1.23x), so this kernel runs at 70% of the
+packed ceiling (the f32 GEMM at 66% of its own).
 
 Tolerance. With u = 2^-11 (f16 unit roundoff) and inputs exactly f16, each block of ``block``
 sequential f16 multiply-adds errs by at most ``block * u * sum_block |a||b|`` (first order,
