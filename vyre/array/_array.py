@@ -50,9 +50,14 @@ class Buffer:
         weakref.finalize(self, _free, backend, self.handle)
 
 
+_FUNCTIONS: list = []  # vyre.array._functions once imported (it imports this module: imported late)
+
+
 def _ew() -> Any:
-    from . import _functions
-    return _functions
+    if not _FUNCTIONS:
+        from . import _functions
+        _FUNCTIONS.append(_functions)
+    return _FUNCTIONS[0]
 
 
 class Array:

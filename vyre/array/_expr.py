@@ -55,11 +55,25 @@ def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
 class Node:
     """Base of the expression nodes (see the module docstring)."""
 
-    __slots__ = ("shape", "dtype", "size", "leaf_ids")
+    # leafseq/scalars: the tree's leaves and scalars in walk order (repeats included) and skey its structure
+    # without leaf identities, all built when the node is made (O(1) per op), so an evaluation finds its
+    # program's key and bindings without walking the tree (see :func:`collect`)
+    __slots__ = ("shape", "dtype", "size", "leaf_ids", "_leafseq", "_scalars", "skey")
     shape: tuple[int, ...]
     dtype: np.dtype
     size: int
     leaf_ids: frozenset[int]
+    _leafseq: tuple[Leaf, ...]
+    _scalars: tuple[Scalar, ...]
+    skey: tuple | None
+
+    @property
+    def leafseq(self) -> tuple[Leaf, ...]:
+        return self._leafseq
+
+    @property
+    def scalars(self) -> tuple[Scalar, ...]:
+        return self._scalars
 
     @property
     def count(self) -> int:
@@ -85,6 +99,11 @@ class Leaf(Node):
         self.buf = array._buf
         self.shape, self.dtype = array.shape, array.dtype
         self.size, self.leaf_ids = 1, frozenset((id(self.buf),))
+        self._scalars, self.skey = (), ("L", self.dtype.str, self.shape)
+
+    @property
+    def leafseq(self) -> tuple[Leaf, ...]:  # made on use: a stored (self,) would be a reference cycle
+        return (self,)
 
     @property
     def ident(self) -> int:
@@ -106,6 +125,11 @@ class Scalar(Node):
     def __init__(self, value: Any, dtype: np.dtype):
         self.value, self.dtype, self.shape = value, dtype, ()
         self.size, self.leaf_ids = 1, frozenset()
+        self._leafseq, self.skey = (), ("S", dtype.str)
+
+    @property
+    def scalars(self) -> tuple[Scalar, ...]:  # made on use, as Leaf.leafseq
+        return (self,)
 
     def word(self) -> int:
         """The value as the u32 word of the parameter buffer (f16 scalars travel as f32 bits)."""
@@ -126,9 +150,15 @@ class Map(Node):
             a0, a1 = args
             self.size = 1 + a0.size + a1.size
             self.leaf_ids = a0.leaf_ids | a1.leaf_ids
+            self._leafseq, self._scalars = a0.leafseq + a1.leafseq, a0.scalars + a1.scalars
+            keys: tuple = (a0.skey or skey_of(a0), a1.skey or skey_of(a1))
         else:
             self.size = 1 + sum(a.size for a in args)
             self.leaf_ids = frozenset().union(*(a.leaf_ids for a in args))
+            self._leafseq = tuple(x for a in args for x in a.leafseq)
+            self._scalars = tuple(x for a in args for x in a.scalars)
+            keys = tuple([a.skey or skey_of(a) for a in args])
+        self.skey = ("M", op, dtype.str, shape, keys)
 
     def children(self) -> tuple[Node, ...]:
         return self.args
@@ -142,6 +172,8 @@ class View(Node):
     def __init__(self, child: Node, shape: tuple[int, ...]):
         self.child, self.shape, self.dtype = child, shape, child.dtype
         self.size, self.leaf_ids = 1 + child.size, child.leaf_ids
+        self._leafseq, self._scalars = child.leafseq, child.scalars
+        self.skey = None  # params() is known once the subclass is initialised: see skey_of
 
     def children(self) -> tuple[Node, ...]:
         return (self.child,)
@@ -217,32 +249,27 @@ class Collected:
     scalars: list[Scalar] = field(default_factory=list)
 
 
+def skey_of(n: Node) -> tuple:
+    """``n``'s structural key without leaf identities (a View's is made on first use and kept)."""
+    if n.skey is None:
+        assert isinstance(n, View)
+        n.skey = ("V", type(n).__name__, n.shape, n.params(), skey_of(n.child))
+    return n.skey
+
+
 def collect(node: Node) -> Collected:
     """The key of ``node``'s program (structure, dtypes, shapes, view params and which leaves alias, never
-    data or identity), its leaf arrays and its scalars. Trees are bounded (see _fuse), so recursion is fine."""
-    out = Collected(key=())
-    out.key = _walk(node, {}, out)
-    return out
-
-
-def _walk(n: Node, slots: dict[int, int], out: Collected) -> tuple:
-    # a module function, not a closure: a recursive closure is a reference cycle, which kept every tree
-    # (and the buffers of its leaves) alive until the garbage collector ran
-    if type(n) is Map:  # the most common node first (collect runs once per evaluation)
-        return ("M", n.op, n.dtype.str, n.shape, tuple([_walk(a, slots, out) for a in n.args]))
-    if isinstance(n, Leaf):
-        k = slots.setdefault(n.ident, len(slots))
-        if k == len(out.leaves):
-            out.leaves.append(n)
-        return ("L", k, n.dtype.str, n.shape)
-    if isinstance(n, Scalar):
-        out.scalars.append(n)
-        return ("S", n.dtype.str)
-    if isinstance(n, Map):
-        return ("M", n.op, n.dtype.str, n.shape, tuple([_walk(a, slots, out) for a in n.args]))
-    if isinstance(n, View):
-        return ("V", type(n).__name__, n.shape, n.params(), _walk(n.child, slots, out))
-    raise TypeError(f"unknown node {type(n).__name__}")
+    data or identity), its leaf arrays (slot order: first use) and its scalars (walk order)."""
+    slots: dict[int, int] = {}
+    leaves: list[Leaf] = []
+    pattern = []
+    for leaf in node.leafseq:
+        k = slots.get(leaf.ident)
+        if k is None:
+            k = slots[leaf.ident] = len(leaves)
+            leaves.append(leaf)
+        pattern.append(k)
+    return Collected((skey_of(node), tuple(pattern)), leaves, list(node.scalars))
 
 
 # ---- emission -----------------------------------------------------------------------------------

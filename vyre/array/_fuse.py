@@ -192,15 +192,10 @@ class Plan:
 
 
 def _pending_leaves(node: Node, out: list[Buffer]) -> None:
-    """Append the pending buffers ``node``'s leaves read (iterative: trees are bounded, chains are not)."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, Leaf):
-            if n.buf.pending is not None:
-                out.append(n.buf)
-        else:
-            todo.extend(n.children())
+    """Append the pending buffers ``node``'s leaves read."""
+    for leaf in node.leafseq:
+        if leaf.buf.pending is not None:
+            out.append(leaf.buf)
 
 
 def pending_buffers(nodes: Sequence[Node]) -> list[Buffer]:
