@@ -43,9 +43,9 @@ class Buffer:
 
     __slots__ = ("handle", "pending", "__weakref__")
 
-    def __init__(self, backend: Any, nbytes: int, pending: Node | Deferred | None = None):
+    def __init__(self, backend: Any, nbytes: int, pending: Node | Deferred | None = None, zeroed: bool = True):
         # a pending expression's buffer is written whole by its fused kernel: no need to clear a reused one
-        self.handle = backend.allocate_resident(nbytes, zeroed=pending is None)
+        self.handle = backend.allocate_resident(nbytes, zeroed=zeroed and pending is None)
         self.pending = pending
         weakref.finalize(self, _free, backend, self.handle)
 
@@ -73,11 +73,12 @@ class Array:
         self._expr = expr
 
     # ---- storage ----------------------------------------------------------------------------------
-    def _allocate(self) -> Any:
+    def _allocate(self, zeroed: bool = True) -> Any:
         """This array's resident buffer (allocated on first call; freed when the array is collected). For a
-        pending array the buffer records the expression it is to hold (see :class:`Buffer`)."""
+        pending array the buffer records the expression it is to hold (see :class:`Buffer`). ``zeroed=False``:
+        the caller's kernel writes every element (see ``allocate_resident``)."""
         if self._buf is None:
-            self._buf = Buffer(self._device, storage_nbytes(ir_type(self._dtype), self.size), self._expr)
+            self._buf = Buffer(self._device, storage_nbytes(ir_type(self._dtype), self.size), self._expr, zeroed)
         return self._buf.handle
 
     def _commit(self) -> None:

@@ -219,9 +219,10 @@ class Deferred:
     fills: tuple[Buffer, ...] = ()  # every buffer the steps fill (work shared by several outputs: built once)
 
 
-def defer(out: Array, nodes: Sequence[Node], build: Callable[[Plan, Any], None]) -> Array:
-    """Make ``out`` (a new array) pending on ``build`` (see :class:`Deferred`); returns ``out``."""
-    out._allocate()
+def defer(out: Array, nodes: Sequence[Node], build: Callable[[Plan, Any], None], *, zeroed: bool = True) -> Array:
+    """Make ``out`` (a new array) pending on ``build`` (see :class:`Deferred`); returns ``out``.
+    ``zeroed=False``: the steps write every element of ``out`` (a reused buffer is not cleared first)."""
+    out._allocate(zeroed)
     assert out._buf is not None and out._expr is None
     out._buf.pending = Deferred(tuple(nodes), build)
     return out

@@ -280,12 +280,12 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
         elif shape.blocks == 1:
             p.steps.append((prog, [*p.bind(view), out], grid(1, shape.rows)))
         else:
-            part = p.backend.allocate_resident(4 * shape.rows * shape.blocks)
+            part = p.backend.allocate_resident(4 * shape.rows * shape.blocks, zeroed=False)  # every block writes
             p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
             p.steps.append((prog, [*p.bind(view), part], grid(shape.blocks, shape.rows)))
             p.steps.append((second, [part, out], grid(1, shape.rows)))
 
-    return defer(res, [view], build)
+    return defer(res, [view], build, zeroed=False)  # every row is written
 
 
 def _reduce_columns(red: Reduction, node: Node, c: Any, out_shape: tuple[int, ...], device: object) -> Array:
@@ -298,12 +298,12 @@ def _reduce_columns(red: Reduction, node: Node, c: Any, out_shape: tuple[int, ..
         if second is None:
             p.steps.append((prog, [*p.bind(node), out], c.grid()))
             return
-        part = p.backend.allocate_resident(4 * c.blocks * c.cols)
+        part = p.backend.allocate_resident(4 * c.blocks * c.cols, zeroed=False)
         p.temps.append(part)
         p.steps.append((prog, [*p.bind(node), part], c.grid()))
         p.steps.append((second[0], [part, out], second[1].grid()))
 
-    return defer(Array(out_shape, red.out, device), [node], build)
+    return defer(Array(out_shape, red.out, device), [node], build, zeroed=False)
 
 
 __all__ = ["Reduction", "reduce_node", "depth", "rows_view", "load", "WG"]

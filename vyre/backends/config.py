@@ -16,6 +16,10 @@ MAX_GRID_WORKGROUPS = 2**32 - 1
 _GRID_FIX = "give the grid as an int or a tuple of up to three ints >= 1, e.g. grid=(64, 4)"
 
 
+_GRID_CONFIGS: dict = {}  # (type, grid as given with element types) -> its DispatchConfig (see coerce)
+_GRID_CONFIGS_CAP = 4096
+
+
 def _is_int(v: object) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -113,10 +117,22 @@ class DispatchConfig(BaseModel):
         if config is None or isinstance(config, DispatchConfig):
             return config
         if _is_int(config) or isinstance(config, (tuple, list)):
+            # grids repeat (every evaluation of a reduction passes the same tuples): one frozen config each,
+            # built once, so the per-dispatch plan memo (keyed by the config object) finds it again
+            key = (type(config), tuple([(type(v), v) for v in config])) \
+                if isinstance(config, (tuple, list)) else (type(config), config)  # types: True is not 1
+            hit = _GRID_CONFIGS.get(key) if cls is DispatchConfig else None
+            if hit is not None:
+                return hit
             try:
-                return cls(grid=config)
+                made = cls(grid=config)
             except DispatchError as exc:
                 raise DispatchError(f"{what}: {exc.message}", fix=exc.fix) from None
+            if cls is DispatchConfig:
+                if len(_GRID_CONFIGS) >= _GRID_CONFIGS_CAP:
+                    _GRID_CONFIGS.clear()
+                _GRID_CONFIGS[key] = made
+            return made
         if isinstance(config, dict):
             return cls.model_validate(config)
         raise DispatchError(f"{what}: invalid config {config!r}",
