@@ -137,7 +137,7 @@ def test_catalogue_has_the_families_and_variants():
     text = conform.catalogue_markdown()
     assert "## Op families" in text and "| family | namespace | ops | flat names |" in text
     assert "| reduce | `vyre.ops.reduce` | `argmax`, `histogram`, `max`, `mean`, `min`, `prod`, `sum` " in text
-    assert "`vyre.ops.linalg` | `matmul`, `matmul_batched`, `matmul_f16` |" in text
+    assert "`vyre.ops.linalg` | `matmul`, `matmul_batched`, `matmul_f16`, `matmul_f16_fast` |" in text
     assert "| map | `vyre.ops.map` |" in text and "`map_*`" in text
     assert "## Kernel variants" in text and "| `cpu-x4` |" in text
     assert "| generic |" in text and "| cpu-x4, generic |" in text  # the kernels column

@@ -53,7 +53,7 @@ def _row_sum(b, scratch, lid, wg, cols, term, name, reducer: Reducer):
     return reducer(b, scratch, lid, part, wg, "add", name)
 
 
-def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
+def _build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
     b, wg, (x, gamma, beta), y, scratch, lid, base = _start("layernorm", rows, cols, eps, ("gamma", "beta"))
     # Deviations are taken as (x - x[0]) - mean(x - x[0]): x - x[0] is exact for the
     # values of a row near each other, so rows far from zero keep full precision.
@@ -72,7 +72,12 @@ def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Red
     return single(b.build(), grid=(rows, 1, 1), output_shapes={"y": (rows, cols)})
 
 
-def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
+
+def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+    """The generic kernel (row sums through workgroup memory)."""
+    return _build_layernorm(rows, cols, eps)
+
+def _build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
     b, wg, (x, gamma), y, scratch, lid, base = _start("rmsnorm", rows, cols, eps, ("gamma",))
 
     def sq(j):
@@ -85,6 +90,11 @@ def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reduc
         y[base + j] = x[base + j] * rinv * gamma[j]
     return single(b.build(), grid=(rows, 1, 1), output_shapes={"y": (rows, cols)})
 
+
+
+def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+    """The generic kernel (row sums through workgroup memory)."""
+    return _build_rmsnorm(rows, cols, eps)
 
 def reference_layernorm(x, gamma, beta, eps: float = DEFAULT_EPS, **params):
     x = np.asarray(x, np.float64)
@@ -146,7 +156,7 @@ register(OpSpec(
     summary="Layer normalization over the last axis of (rows, cols) f32 with gamma, beta and eps (two-pass).",
     build=build_layernorm, reference=reference_layernorm, witnesses=witnesses_layernorm,
     params_for=params_for_layernorm, tolerance=rel(2e-5, 2e-5),
-    variants=(variant(build_layernorm, "row sums with subgroupAdd and one barrier across subgroups"),),
+    variants=(variant(_build_layernorm, "row sums with subgroupAdd and one barrier across subgroups"),),
 ))
 
 register(OpSpec(
@@ -154,5 +164,5 @@ register(OpSpec(
     summary="RMS normalization over the last axis of (rows, cols) f32 with gamma and eps.",
     build=build_rmsnorm, reference=reference_rmsnorm, witnesses=witnesses_rmsnorm,
     params_for=params_for_rmsnorm, tolerance=rel(2e-5, 2e-5),
-    variants=(variant(build_rmsnorm, "row sum of squares with subgroupAdd and one barrier across subgroups"),),
+    variants=(variant(_build_rmsnorm, "row sum of squares with subgroupAdd and one barrier across subgroups"),),
 ))
