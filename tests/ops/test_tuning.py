@@ -109,7 +109,7 @@ def test_a_candidate_failing_validation_is_never_stored(gpu, store_path, caplog)
 def test_stored_winner_is_used_without_measuring(store_path, monkeypatch, reference):
     ident = S.adapter_of(reference)
     S.TuningStore(store_path).put(ident, "matmul", CLASS, tuning.TUNER_VERSION, _entry(OTHER))
-    monkeypatch.setattr(tuning, "_measure", lambda *a, **k: pytest.fail("measured at call time"))
+    monkeypatch.setattr(tuning, "_measure_all", lambda *a, **k: pytest.fail("measured at call time"))
     seen = _spy_params(monkeypatch)
     before = tuning.counters()
     a, b = _mats(1)
@@ -123,7 +123,7 @@ def test_another_process_uses_the_stored_winner(store_path, reference):
     code = textwrap.dedent(f"""
         import numpy as np, vyre, vyre.ops
         from vyre.ops import api, tuning
-        tuning._measure = None  # calling it would fail: nothing may be measured
+        tuning._measure_all = None  # calling it would fail: nothing may be measured
         seen = []
         real = api.pipeline_for
         api.pipeline_for = lambda op, p, v="generic": seen.append(dict(p)) or real(op, p, v)

@@ -36,6 +36,7 @@ from .variants import GENERIC, AdapterFacts
 
 TUNER_VERSION = 1
 MARGIN = 0.03  # a candidate must beat the default by this fraction to be stored instead (timing noise)
+WARM_S = 0.5  # seconds of device work before each class's timed rounds (GPU clocks up)
 log = logging.getLogger("vyre.tuning")
 
 _COUNTS = {"hits": 0, "misses": 0}
@@ -137,33 +138,47 @@ class _Resident:
         self.handles = {}
 
 
-def _measure(backend: Any, pipe: Any, arrays: Sequence[np.ndarray], reps: int, target_s: float,
-             max_k: int = 200) -> tuple[float, str]:
-    """(median seconds per run, method): ``reps`` samples of ``k`` back-to-back runs, ``k`` sized so a
-    sample takes about ``target_s`` (after two runs of one to warm up and estimate)."""
-    from .api import execute
+class _Timer:
+    """One candidate's timed samples: resident launches with GPU timestamps where the backend has them,
+    else wall-clock runs of ``execute``."""
 
-    if hasattr(backend, "dispatch_resident_sequence_timed"):
-        res = _Resident(backend, pipe, arrays)
-        sample: Callable[[int], tuple[float, str]] = res.run
-    else:
-        res = None
+    def __init__(self, backend: Any, pipe: Any, arrays: Sequence[np.ndarray]):
+        from .api import execute
 
-        def sample(k: int) -> tuple[float, str]:
-            t0 = time.perf_counter()
-            for _ in range(k):
-                execute(backend, pipe, arrays)
-            return (time.perf_counter() - t0) / k, "wall-clock"
+        self.res = _Resident(backend, pipe, arrays) if hasattr(backend, "dispatch_resident_sequence_timed") else None
+        self._execute = lambda: execute(backend, pipe, arrays)
+        self.k = 1
+        self.times: list[float] = []
+        self.method = "wall-clock"
 
-    try:
-        sample(1)
-        once, method = sample(1)
-        k = int(max(1, min(max_k, target_s / max(once, 1e-9))))
-        times = [sample(k)[0] for _ in range(reps)]
-    finally:
-        if res is not None:
-            res.free()
-    return float(statistics.median(times)), method
+    def sample(self, k: int) -> float:
+        if self.res is not None:
+            t, self.method = self.res.run(k)
+            return t
+        t0 = time.perf_counter()
+        for _ in range(k):
+            self._execute()
+        return (time.perf_counter() - t0) / k
+
+    def free(self) -> None:
+        if self.res is not None:
+            self.res.free()
+
+
+def _measure_all(timers: Sequence[_Timer], reps: int, target_s: float, warm_s: float, max_k: int = 200) -> None:
+    """Fill each timer's ``times`` with ``reps`` samples of about ``target_s``. The candidates are measured
+    in interleaved rounds after ``warm_s`` seconds of the first one, so a GPU whose clocks are still rising
+    (a discrete GPU idles low between host work; an H200 ran a 4096^3 GEMM 3x slower cold) or drifting
+    favours none of them."""
+    end = time.perf_counter() + warm_s
+    while warm_s > 0 and time.perf_counter() < end:
+        timers[0].sample(1)
+    for t in timers:
+        t.sample(1)
+        t.k = int(max(1, min(max_k, target_s / max(t.sample(1), 1e-9))))
+    for _ in range(reps):
+        for t in timers:
+            t.times.append(t.sample(t.k))
 
 
 # ---- tuning ---------------------------------------------------------------------------------
@@ -215,7 +230,7 @@ def _mismatch(got: list[np.ndarray], want: list[np.ndarray], tol: Any) -> str | 
 
 
 def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: AdapterFacts, quick: bool,
-                reps: int, target_s: float, seed: int) -> ClassResult:
+                reps: int, target_s: float, seed: int, warm_s: float = 0.0) -> ClassResult:
     from . import variants as V
     from .api import execute
 
@@ -234,7 +249,8 @@ def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: Adapter
     arrays = t.inputs(params, np.random.default_rng(seed))
     want = _outputs(spec, params, arrays)
     tol = spec.tolerance_of(params)
-    for s in settings:
+    pipes: list[tuple[Candidate, Any]] = []
+    for s in settings:  # validate every candidate first, then time those that passed together
         c = Candidate(s)
         out.candidates.append(c)
         try:
@@ -244,11 +260,29 @@ def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: Adapter
                 log.warning("tuning %s %s: candidate %s fails validation (%s): not stored",
                             t.op_id, label, s.label(), c.error)
                 continue
-            c.ok = True
-            c.time_s, out.method = _measure(backend, pipe, arrays, reps, target_s)
+            pipes.append((c, pipe))
         except Exception as exc:  # noqa: BLE001 - a candidate that cannot build or run just loses
-            c.ok, c.error = False, f"{type(exc).__name__}: {exc}"
+            c.error = f"{type(exc).__name__}: {exc}"
             log.warning("tuning %s %s: candidate %s failed: %s", t.op_id, label, s.label(), c.error)
+    timers: list[tuple[Candidate, _Timer]] = []
+    try:
+        for c, pipe in pipes:
+            try:
+                timers.append((c, _Timer(backend, pipe, arrays)))
+            except Exception as exc:  # noqa: BLE001 - e.g. out of memory for its buffers: it loses
+                c.error = f"{type(exc).__name__}: {exc}"
+        if timers:
+            _measure_all([tm for _, tm in timers], reps, target_s, warm_s)
+        for c, tm in timers:
+            c.ok, c.time_s, out.method = True, float(statistics.median(tm.times)), tm.method
+    except Exception as exc:  # noqa: BLE001 - a failure while timing: nothing of this class is stored
+        out.note = f"timing failed: {type(exc).__name__}: {exc}"
+        log.warning("tuning %s %s: %s", t.op_id, label, out.note)
+        for c, _ in timers:
+            c.ok, c.time_s = False, None
+    finally:
+        for _, tm in timers:
+            tm.free()
     timed = [c for c in out.candidates if c.ok and c.time_s is not None]
     if not timed:
         out.note = "no candidate passed validation: nothing stored"
@@ -285,7 +319,8 @@ def tune(backend: Any, ops: Sequence[str] | None = None,
     if store.path is None:
         raise DispatchError("the tuning store is off", fix=f"unset {S.ENV_VAR}=off / VYRE_CACHE_DIR=off")
     reps = reps or (3 if quick else 5)
-    target_s = target_s if target_s is not None else (0.005 if quick else 0.02)
+    target_s = target_s if target_s is not None else (0.005 if quick else 0.05)
+    warm_s = 0.0 if quick else WARM_S
     adapter, akey = _adapter(backend)
     facts = facts_of(backend)
     results = []
@@ -294,7 +329,8 @@ def tune(backend: Any, ops: Sequence[str] | None = None,
         shapes = list((classes or {}).get(op_id) or t.shapes(quick))
         seen: set[str] = set()
         for k, shape in enumerate(shapes):
-            r = _tune_class(backend, t, tuple(shape), facts, quick, reps, target_s, seed=1000 + k)
+            r = _tune_class(backend, t, tuple(shape), facts, quick, reps, target_s, seed=1000 + k,
+                            warm_s=warm_s)
             if r.label in seen and r.winner is not None:
                 r.note = "class already tuned by an earlier shape of this run: kept that one"
                 r.winner = None
