@@ -124,7 +124,30 @@ def test_targets_pass_fail_and_na():
     got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
     assert got == {"elementwise": "pass", "reduce": "n.a.", "upload": "fail", "readback": "pass", "sequence": "pass",
                    "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a.", "fft": "fail", "search": "pass",
-                   "arrays_chain": "pass", "arrays_sum": "fail", "arrays_small": "n.a.", "arrays_matmul": "pass"}
+                   "arrays_chain": "pass", "arrays_sum": "fail", "arrays_small": "n.a.", "arrays_matmul": "pass",
+                   "f16_packed": "n.a.", "matmul_f32_torch": "n.a.", "elementwise_sizes": "n.a.",
+                   "reduce_torch": "n.a.", "round_trip_torch": "n.a."}
+
+
+def test_issue_13_targets():
+    torch = lambda ratio: {"torch": {"available": True, "value": 1.0, "ratio": ratio}}  # noqa: E731
+    scaling = [_rec("scaling.elementwise", 1, n=1 << k, baselines=torch(r)) for k, r in ((18, 0.5), (20, 1.01),
+                                                                                         (22, 1.2), (26, 1.0))]
+    doc = {"results": [
+        *scaling,
+        _rec("matmul.f32", 34.0, unit="TFLOP/s", n=4096, baselines=torch(0.67)),
+        _rec("matmul.f16_fast", 44.9, unit="TFLOP/s", n=4096),
+        _rec("reduce.bandwidth", 100, n=1 << 26, baselines=torch(1.02)),
+        _rec("latency.round_trip", 150, unit="µs", baselines=torch(0.4)),
+    ]}
+    got = {r["id"]: r for r in report.evaluate_targets(doc)}
+    assert got["elementwise_sizes"]["status"] == "pass"  # 2^18 is below the target's sizes
+    assert "1.00x at the lowest" in got["elementwise_sizes"]["measured"]
+    assert got["f16_packed"]["status"] == "fail" and got["f16_packed"]["measured"].startswith("1.32x")
+    assert got["matmul_f32_torch"]["status"] == "fail" and got["reduce_torch"]["status"] == "pass"
+    assert got["round_trip_torch"]["status"] == "fail"
+    doc["results"][3] = _rec("scaling.elementwise", 1, n=1 << 26, baselines=torch(0.99))
+    assert {r["id"]: r for r in report.evaluate_targets(doc)}["elementwise_sizes"]["status"] == "fail"
 
 
 def test_arrays_family_quick(gpu, tmp_path):
