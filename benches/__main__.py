@@ -43,7 +43,7 @@ def parse_args(argv=None, prog="python -m benches"):
     p.add_argument("--merge", action="store_true", help="merge into an existing --json file instead of replacing it")
     p.add_argument("--reps", type=int, default=None, help="timed repetitions per measurement (default 5)")
     p.add_argument("--no-baselines", metavar="NAMES", default="",
-                   help="comma-separated baselines not to import (torch, cupy)")
+                   help="comma-separated baselines not to import (torch, cupy, taichi)")
     return p.parse_args(argv)
 
 
@@ -74,7 +74,7 @@ def main(argv=None, prog="python -m benches") -> int:
     info = gpu.adapter_info
     adapter_slug = H.slug(info["device"])
     off = {s.strip() for s in args.no_baselines.split(",") if s.strip()}
-    base = H.Baselines(gpu.adapter_index, use={"torch", "cupy"} - off)
+    base = H.Baselines(gpu.adapter_index, use={"torch", "cupy", "taichi"} - off)
     print(f"vyre {vyre.__version__} on {info['device']} ({info['backend_type']}, {info['adapter_type']}); "
           f"{'quick' if args.quick else 'full'} sizes; families: {', '.join(families)}", flush=True)
     for key, d in base.describe().items():

@@ -39,6 +39,8 @@ BASELINES = {
     "numpy": "numpy on the CPU",
     "torch": "PyTorch on the CUDA device",
     "cupy": "CuPy on the CUDA device",
+    "taichi": "Taichi kernels on its Vulkan backend, same process and GPU (wall clock with ti.sync())",
+    "taichi_tiled": "Taichi tiled matmul (ti.simt.block.SharedArray) on its Vulkan backend",
     "raw_wgpu": "hand-written raw wgpu-py on the same adapter",
     "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
     "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",
@@ -221,16 +223,22 @@ def _try_cupy() -> tuple[Any, str]:
 
 
 class Baselines:
-    """The baselines importable in this process (torch and cupy only with a CUDA device)."""
+    """The baselines importable in this process (torch and cupy only with a CUDA device, taichi only
+    once ``ti.init(arch=ti.vulkan)`` worked: benches/_taichi.py)."""
 
     torch: Any  # the torch module, or None (then torch_note says why)
     torch_note: str
     cupy: Any  # the cupy module, or None (then cupy_note says why)
     cupy_note: str
+    taichi: Any  # the taichi module (initialised on Vulkan), or None (then taichi_note says why)
+    taichi_note: str
 
     def __init__(self, adapter_index: int, use: set[str] | None = None):
         self.torch, self.torch_note = _try_torch() if use is None or "torch" in use else (None, "disabled")
         self.cupy, self.cupy_note = _try_cupy() if use is None or "cupy" in use else (None, "disabled")
+        from ._taichi import _try_taichi  # here: benches/_taichi.py imports this module
+
+        self.taichi, self.taichi_note = _try_taichi() if use is None or "taichi" in use else (None, "disabled")
         self._adapter_index = adapter_index
         self._raw: RawWgpu | None = None
         if self.torch is not None:
@@ -258,6 +266,12 @@ class Baselines:
                            "device": name.decode() if isinstance(name, bytes) else str(name)}
         else:
             out["cupy"] = {"available": False, "note": self.cupy_note}
+        if self.taichi is not None:
+            from ._taichi import describe
+
+            out["taichi"] = describe(self.taichi)
+        else:
+            out["taichi"] = {"available": False, "note": self.taichi_note}
         import wgpu
 
         out["raw_wgpu"] = {"available": True, "version": wgpu.__version__}

@@ -2,14 +2,16 @@
 
 vyre: the op's pipeline on resident buffers, device time per launch (see _harness).
 Baselines: numpy ``np.add(a, b, out=c)``; torch ``torch.add(a, b, out=c)`` and cupy
-``cp.add(a, b, out=c)`` (CUDA events); raw wgpu-py: a hand-written scalar WGSL kernel
-(256 invocations per workgroup, one element each), timed like vyre.
+``cp.add(a, b, out=c)`` (CUDA events); Taichi on Vulkan (``c[i] = a[i] + b[i]``,
+benches/_taichi.py); raw wgpu-py: a hand-written scalar WGSL kernel (256 invocations per
+workgroup, one element each), timed like vyre.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _taichi
 from ._harness import Context, Outcome, ResidentOp, over_binding_limit, record
 
 NAME = "elementwise"
@@ -42,7 +44,7 @@ def plan(ctx: Context) -> int:
 
 
 def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "elementwise.bandwidth",
-            baselines: tuple[str, ...] = ("numpy", "torch", "cupy", "raw_wgpu")) -> dict:
+            baselines: tuple[str, ...] = ("numpy", "torch", "cupy", "raw_wgpu", "taichi")) -> dict:
     nbytes = 3 * 4 * n
     params = {"op": "zip.add", "dtype": "f32", "n": n, "bytes": nbytes}
     name = f"zip.add f32 n=2^{n.bit_length() - 1}"
@@ -87,6 +89,8 @@ def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "elementwi
         base["raw_wgpu"] = Outcome(t, label="scalar WGSL kernel, 256 invocations per workgroup")
         for buf in bufs:
             buf.destroy()
+    if "taichi" in baselines:
+        base["taichi"] = _taichi.elementwise_add(ctx, a, b)
     ctx.release()
     return record(bench=bench, name=name, metric=metric, params=params,
                   unit="GB/s", vyre=vy, baselines=base, work=nbytes, scale=1e9, check=check)

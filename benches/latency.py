@@ -5,13 +5,15 @@ vyre: ``backend.dispatch(saxpy, [a, x, y])`` (wall clock per call); also an op c
 Baselines: raw wgpu-py with the pipeline, buffers and bind group made once (per call: three
 ``queue.write_buffer``, one encoder and submit, ``queue.read_buffer``); raw
 ``wgpu.utils.compute_with_buffers`` (device reused, everything else created per call);
-torch and cupy (host -> device copies, the kernel, device -> host copy); numpy on the CPU.
+torch and cupy (host -> device copies, the kernel, device -> host copy); Taichi on Vulkan
+(``from_numpy`` uploads, the kernel, ``to_numpy``: benches/_taichi.py); numpy on the CPU.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _taichi
 from ._harness import Context, Outcome, host_timing, record
 
 NAME = "latency"
@@ -125,6 +127,7 @@ def round_trip(ctx: Context) -> dict:
                                method="3 host->device copies, an ElementwiseKernel, cp.asnumpy")
     else:
         base["cupy"] = Outcome.missing(ctx.base.cupy_note)
+    base["taichi"] = _taichi.round_trip(ctx, a, x, y, reps)
     for b in bufs:
         b.destroy()
     notes = [] if raw_ok and cwb_ok else ["a raw baseline returned a wrong result"]

@@ -7,13 +7,15 @@ op's numpy reference and tolerance, and at every benchmark size a few rows of C 
 Baselines: torch ``torch.matmul`` (f32 without TF32) and cupy ``cp.matmul`` (CUDA events);
 numpy ``np.matmul`` (f32 up to 4096, f16 only at small sizes: numpy has no fast f16 matmul);
 raw wgpu-py: a naive WGSL kernel (16x16 workgroups, one output per invocation, f32
-accumulation), up to 4096 (8192 would take seconds per launch).
+accumulation), up to 4096 (8192 would take seconds per launch); Taichi on Vulkan (f32 only,
+benches/_taichi.py): a naive kernel (up to 4096) and a tiled one with shared-memory tiles.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _taichi
 from ._harness import Context, Outcome, ResidentOp, over_binding_limit, record
 
 NAME = "matmul"
@@ -85,12 +87,17 @@ def full_check(ctx: Context, dtype: str, n: int = CHECK_N) -> dict:
 
 def row_check(op: ResidentOp, a, b, dtype: str, n: int) -> dict:
     """A few rows of C (first, middle, last) against float64 products, with the op's tolerance."""
-    from vyre.ops.registry import compare, get
-
     rows = sorted({0, n // 2, n - 1})
     item = np.dtype(NP_DTYPE[dtype]).itemsize
     h = op.handles["c"]
     got = np.stack([op.gpu.download_resident_range(h, r * n * item, n * item).view(NP_DTYPE[dtype]) for r in rows])
+    return rows_check(got, rows, a, b, dtype, n)
+
+
+def rows_check(got: np.ndarray, rows: list[int], a, b, dtype: str, n: int) -> dict:
+    """``got`` (rows ``rows`` of C) against float64 products, with the op's tolerance."""
+    from vyre.ops.registry import compare, get
+
     want = (a[rows].astype(np.float64) @ b.astype(np.float64)).astype(NP_DTYPE[dtype])
     spec = get(_op_id(dtype))
     params = {"m": n, "k": n, "n": n}
@@ -99,7 +106,7 @@ def row_check(op: ResidentOp, a, b, dtype: str, n: int) -> dict:
 
 
 def measure(ctx: Context, n: int, dtype: str, *, bench: str = NAME, metric: str | None = None,
-            small: dict | None = None, baselines=("numpy", "torch", "cupy", "raw_wgpu")) -> dict:
+            small: dict | None = None, baselines=("numpy", "torch", "cupy", "raw_wgpu", "taichi")) -> dict:
     metric = metric or f"matmul.{dtype}"
     name = f"matmul {LABEL[dtype]} {n}^3"
     params = {"op": _op_id(dtype), "dtype": dtype, "n": n, "m": n, "k": n, "flops": 2 * n ** 3}
@@ -159,12 +166,16 @@ def measure(ctx: Context, n: int, dtype: str, *, bench: str = NAME, metric: str 
             base["raw_wgpu"] = Outcome(tm, label="naive: one output per invocation, 16x16 workgroups")
             for buf in bufs:
                 buf.destroy()
+    if "taichi" in baselines and dtype == "f32":
+        rows = sorted({0, n // 2, n - 1})
+        base.update(_taichi.matmul(ctx, a, b, naive_max_n=RAW_MAX_N, reps=3 if slow else ctx.reps,
+                                   check=lambda c: rows_check(c[rows], rows, a, b, dtype, n)))
     ctx.release()
     return record(bench=bench, name=name, metric=metric, params=params, unit="TFLOP/s", vyre=vy, baselines=base,
                   work=2 * n ** 3, scale=1e12, check=check)
 
 
-BASELINES = ("numpy", "torch", "cupy", "raw_wgpu")
+BASELINES = ("numpy", "torch", "cupy", "raw_wgpu", "taichi")
 
 
 def run(ctx: Context):

@@ -1,16 +1,17 @@
 """Full-reduction bandwidth: ``reduce.sum`` over f32 (bytes read per second).
 
-vyre: the op's pipeline (two passes) on resident buffers, device time per launch.
-Baselines: numpy ``np.sum``; torch ``torch.sum`` and cupy ``cp.sum`` (CUDA events); raw
-wgpu-py: a hand-written two-pass tree reduction (256 invocations per workgroup, grid-stride
-loads, a shared-memory tree, one partial per workgroup (up to 1024 workgroups), then one
-workgroup over the partials).
+vyre: the op's pipeline (two passes) on resident buffers, device time per launch. Baselines:
+numpy ``np.sum``; torch ``torch.sum`` and cupy ``cp.sum`` (CUDA events); Taichi on Vulkan
+(the ``+=`` reduction idiom, benches/_taichi.py); raw wgpu-py: a hand-written two-pass tree
+reduction (256 invocations per workgroup, grid-stride loads, a shared-memory tree, one
+partial per workgroup (up to 1024 workgroups), then one workgroup over the partials).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _taichi
 from ._harness import Context, Outcome, ResidentOp, over_binding_limit, record
 
 NAME = "reduce"
@@ -47,7 +48,7 @@ def plan(ctx: Context) -> int:
 
 
 def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "reduce.bandwidth",
-            baselines: tuple[str, ...] = ("numpy", "torch", "cupy", "raw_wgpu")) -> dict:
+            baselines: tuple[str, ...] = ("numpy", "torch", "cupy", "raw_wgpu", "taichi")) -> dict:
     from vyre.ops.registry import compare, get
 
     name = f"reduce.sum f32 n=2^{n.bit_length() - 1}"
@@ -95,6 +96,8 @@ def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "reduce.ba
                                           / max(1e-30, float(np.sum(np.abs(x), dtype=np.float64)))})
         for b in (xb, pb, ob):
             b.destroy()
+    if "taichi" in baselines:
+        base["taichi"] = _taichi.reduce_sum(ctx, x, get("reduce.sum").tolerance_of(params))
     ctx.release()
     return record(bench=bench, name=name, metric=metric, params=rparams, unit="GB/s",
                   vyre=vy, baselines=base, work=4 * n, scale=1e9, check=check)

@@ -227,7 +227,8 @@ TITLES = {
 
 BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw_wgpu": "raw wgpu-py",
                   "raw_wgpu_one_pass": "raw wgpu-py, one pass", "raw_wgpu_cwb": "raw compute_with_buffers",
-                  "vyre_ops": "vyre.ops (resident)"}
+                  "vyre_ops": "vyre.ops (resident)", "taichi": "taichi (Vulkan)",
+                  "taichi_tiled": "taichi tiled (Vulkan)"}
 
 
 def _cell(b: dict, unit: str) -> str:
@@ -315,7 +316,8 @@ buffers — data already on the GPU, no transfers: k launches go into one
 `dispatch_resident_sequence_timed` (one pass, one submit) and the pass's timestamp queries
 give the GPU time, divided by k (adapters without timestamp queries: wall clock of the same
 sequence; each table says which). Raw wgpu-py kernels are timed the same way; torch and cupy
-with CUDA events around k launches; numpy with `perf_counter`. **Transfers** are wall clock
+with CUDA events around k launches; Taichi (its Vulkan backend, same process and GPU; no GPU
+timestamps) by wall clock around k launches and `ti.sync()`; numpy with `perf_counter`. **Transfers** are wall clock
 until the data is usable (upload: `upload_resident` + `flush()`; raw: `queue.write_buffer`
 + a fence). **Round trip** and **sequence** are wall clock per call. Ratios are baseline time
 / vyre time for the same work: above 1 vyre is faster. Targets (issue 5) are set for one

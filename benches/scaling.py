@@ -1,6 +1,6 @@
 """Scaling curves: size vs device time per launch for elementwise (zip.add f32), full
 reduction (reduce.sum f32) and f32 matmul, with the same methods and baselines as the
-elementwise, reduce and matmul benchmarks (the raw wgpu-py matmul is left out here).
+elementwise, reduce and matmul benchmarks (the raw wgpu-py matmul is left out here; Taichi's are in).
 ``--plot`` draws them (time per launch, log-log)."""
 
 from __future__ import annotations
@@ -31,4 +31,4 @@ def run(ctx: Context):
         yield reduce.measure(ctx, n, bench=NAME, metric="scaling.reduce")
     for n in s["matmul"]:
         yield matmul.measure(ctx, n, "f32", bench=NAME, metric="scaling.matmul",
-                             baselines=("numpy", "torch", "cupy"))
+                             baselines=("numpy", "torch", "cupy", "taichi"))

@@ -9,7 +9,8 @@ encoding, one submit, the GPU work and the wait, wall clock divided by 1000; the
 ``dispatch_resident_repeated_sequence``; and the GPU time per dispatch from the timestamps
 of ``dispatch_resident_sequence_timed``.
 Baselines: raw wgpu-py with one submit per dispatch (the naive loop) and with all dispatches
-in one pass; torch and cupy: 1000 small launches then a synchronize; numpy on the CPU.
+in one pass; torch and cupy: 1000 small launches then a synchronize; Taichi on Vulkan: the same
+two programs as 1000 kernel launches then ``ti.sync()`` (benches/_taichi.py); numpy on the CPU.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 
 import numpy as np
 
+from . import _taichi
 from ._harness import Context, Outcome, Timing, host_timing, record
 
 NAME = "sequence"
@@ -158,6 +160,7 @@ def run(ctx: Context):
                                method="1000 cp.add launches (ping-pong, 1024 f32) then synchronize")
     else:
         base["cupy"] = Outcome.missing(ctx.base.cupy_note)
+    base["taichi"] = _taichi.sequence(ctx, x0, want_x, DISPATCHES, reps)
     nx, ny = x0.copy(), np.zeros_like(x0)
 
     def np_chain():
