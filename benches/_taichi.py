@@ -15,7 +15,10 @@ like the torch baselines of those rows. Every result is checked against numpy fi
 baseline is reported unavailable with the mismatch, never as a time.
 """
 
-# No ``from __future__ import annotations`` here: Taichi reads the kernels' annotations as objects.
+from __future__ import annotations
+
+import importlib
+import inspect
 import os
 import re
 import tempfile
@@ -70,7 +73,7 @@ def _try_taichi() -> tuple[Any, str]:
     if "result" in _STATE:
         return _STATE["result"]
     try:
-        import taichi as ti
+        ti = importlib.import_module("taichi")  # optional, untyped: not a static import (mypy)
     except Exception as exc:  # noqa: BLE001 - any import failure means "no baseline"
         result: tuple[Any, str] = (None, f"taichi not importable ({type(exc).__name__})")
         _STATE["result"] = result
@@ -109,29 +112,33 @@ def _kernels(ti) -> dict[str, Callable]:
     if "kernels" in _STATE:
         return _STATE["kernels"]
     f32 = ti.f32
-    tf = ti.template()
 
-    @ti.kernel
-    def add(a: tf, b: tf, c: tf):
+    def kernel(fn: Callable) -> Callable:
+        # every argument is a field passed as ti.template() (set here, not annotated: not a static type)
+        fn.__annotations__ = {name: ti.template() for name in inspect.signature(fn).parameters}
+        return ti.kernel(fn)
+
+    @kernel
+    def add(a, b, c):
         for i in c:
             c[i] = a[i] + b[i]
 
-    @ti.kernel
-    def sum_all(x: tf, total: tf):
+    @kernel
+    def sum_all(x, total):
         total[None] = 0.0  # a serial task, then the parallel loop: Taichi turns the += into a reduction
         for i in x:
             total[None] += x[i]
 
-    @ti.kernel
-    def mm_naive(a: tf, b: tf, c: tf):
+    @kernel
+    def mm_naive(a, b, c):
         for i, j in c:  # one output per thread, j fastest
             acc = 0.0
             for k in range(a.shape[1]):
                 acc += a[i, k] * b[k, j]
             c[i, j] = acc
 
-    @ti.kernel
-    def mm_tiled(a: tf, b: tf, c: tf):
+    @kernel
+    def mm_tiled(a, b, c):
         ti.loop_config(block_dim=TILE * TILE)
         # one block per TILE x TILE tile of C: the loop's consecutive TILE * TILE indices are one thread block
         for g in range(((c.shape[0] + TILE - 1) // TILE) * ((c.shape[1] + TILE - 1) // TILE) * TILE * TILE):
@@ -159,18 +166,18 @@ def _kernels(ti) -> dict[str, Callable]:
             if row < c.shape[0] and col < c.shape[1]:
                 c[row, col] = acc
 
-    @ti.kernel
-    def half_plus_one(src: tf, dst: tf):
+    @kernel
+    def half_plus_one(src, dst):
         for i in dst:
             dst[i] = src[i] * 0.5 + 1.0
 
-    @ti.kernel
-    def plus_one(src: tf, dst: tf):
+    @kernel
+    def plus_one(src, dst):
         for i in dst:
             dst[i] = src[i] + 1.0
 
-    @ti.kernel
-    def saxpy(a: tf, x: tf, y: tf):
+    @kernel
+    def saxpy(a, x, y):
         for i in y:
             y[i] = a[0] * x[i] + y[i]
 
@@ -229,7 +236,9 @@ def _guarded(what: str, body: Callable[[Any], Outcome], ctx: Context) -> Outcome
     try:
         return body(ti)
     except Exception as exc:  # noqa: BLE001 - a baseline that cannot run is reported, never fatal
-        msg = " ".join(str(exc).split())[:300]
+        # Taichi's compile errors carry a traceback: its last line says what went wrong
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        msg = " ".join((lines[-1] if len(lines) > 2 else " ".join(lines)).split())[:300]
         return Outcome.missing(f"taichi {what} failed: {type(exc).__name__}: {msg}")
 
 

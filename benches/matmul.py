@@ -167,9 +167,9 @@ def measure(ctx: Context, n: int, dtype: str, *, bench: str = NAME, metric: str 
             for buf in bufs:
                 buf.destroy()
     if "taichi" in baselines and dtype == "f32":
-        rows = sorted({0, n // 2, n - 1})
+        picked = sorted({0, n // 2, n - 1})
         base.update(_taichi.matmul(ctx, a, b, naive_max_n=RAW_MAX_N, reps=3 if slow else ctx.reps,
-                                   check=lambda c: rows_check(c[rows], rows, a, b, dtype, n)))
+                                   check=lambda c: rows_check(c[picked], picked, a, b, dtype, n)))
     ctx.release()
     return record(bench=bench, name=name, metric=metric, params=params, unit="TFLOP/s", vyre=vy, baselines=base,
                   work=2 * n ** 3, scale=1e12, check=check)

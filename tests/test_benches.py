@@ -72,6 +72,9 @@ def test_quick_run_writes_the_schema(quick_run):
     assert not rt["baselines"]["torch"]["available"]  # turned off: n.a. with a note
     seq = next(r for r in doc["results"] if r["metric"] == "sequence.per_dispatch")
     assert seq["params"]["dispatches"] == 1000
+    # taichi stays enabled here: without it (CI) both rows carry it as n.a. with the reason; with it, a time
+    ti_ok = doc["baselines"]["taichi"]["available"]
+    assert rt["baselines"]["taichi"]["available"] == seq["baselines"]["taichi"]["available"] == ti_ok, rt
     ids = {t["id"]: t for t in doc["targets"]}
     assert set(ids) == {t["id"] for t in report.TARGETS}
     assert all(t["status"] in ("pass", "fail", "n.a.") for t in ids.values())
