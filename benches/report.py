@@ -317,10 +317,10 @@ buffers — data already on the GPU, no transfers: k launches go into one
 give the GPU time, divided by k (adapters without timestamp queries: wall clock of the same
 sequence; each table says which). Raw wgpu-py kernels are timed the same way; torch and cupy
 with CUDA events around k launches; Taichi (its Vulkan backend, same process and GPU; no GPU
-timestamps) by wall clock around k launches and `ti.sync()`; numpy with `perf_counter`. **Transfers** are wall clock
-until the data is usable (upload: `upload_resident` + `flush()`; raw: `queue.write_buffer`
-+ a fence). **Round trip** and **sequence** are wall clock per call. Ratios are baseline time
-/ vyre time for the same work: above 1 vyre is faster. Targets (issue 5) are set for one
+timestamps) by wall clock around k launches and `ti.sync()`; numpy with `perf_counter`.
+**Transfers** are wall clock until the data is usable (upload: `upload_resident` + `flush()`;
+raw: `queue.write_buffer` + a fence). **Round trip** and **sequence** are wall clock per call.
+Ratios are baseline time / vyre time for the same work: above 1 vyre is faster. Targets (issue 5) are set for one
 NVIDIA H200 through Vulkan with torch in the same run; on other adapters they are shown for
 information (and are n.a. where the baseline or size is missing)."""
 
