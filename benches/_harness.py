@@ -41,6 +41,7 @@ BASELINES = {
     "cupy": "CuPy on the CUDA device",
     "taichi": "Taichi kernels on its Vulkan backend, same process and GPU (wall clock with ti.sync())",
     "taichi_tiled": "Taichi tiled matmul (ti.simt.block.SharedArray) on its Vulkan backend",
+    "taichi_strided": "Taichi sum: grid-stride partial sums per thread, then the += reduction",
     "raw_wgpu": "hand-written raw wgpu-py on the same adapter",
     "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
     "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",

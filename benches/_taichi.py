@@ -35,6 +35,7 @@ ARCH_ENV = "VYRE_BENCH_TAICHI_ARCH"
 # tiled matmul: BM x BM tiles of C per block of NT threads, TM x TM outputs per thread, k in steps of BK
 BM, BK, TM = 64, 16, 4
 NT = (BM // TM) ** 2
+STRIDE_THREADS = 1 << 18  # the strided sum's threads (about the H200's 132 SMs x 2048 resident threads)
 KERNEL_METHOD = ("wall clock around k back-to-back launches then ti.sync() (Taichi {arch}; no GPU timestamps "
                  "in Taichi)")
 
@@ -134,6 +135,15 @@ def _kernels(ti) -> dict[str, Callable]:
             total[None] += x[i]
 
     @kernel
+    def sum_strided(x, total):
+        total[None] = 0.0
+        for t in range(STRIDE_THREADS):
+            acc = 0.0
+            for k in range((x.shape[0] - t + STRIDE_THREADS - 1) // STRIDE_THREADS):  # coalesced across t
+                acc += x[t + k * STRIDE_THREADS]
+            total[None] += acc
+
+    @kernel
     def mm_naive(a, b, c):
         for i, j in c:  # one output per thread, j fastest
             acc = 0.0
@@ -196,8 +206,9 @@ def _kernels(ti) -> dict[str, Callable]:
         for i in y:
             y[i] = a[0] * x[i] + y[i]
 
-    _STATE["kernels"] = k = {"add": add, "sum_all": sum_all, "mm_naive": mm_naive, "mm_tiled": mm_tiled,
-                             "half_plus_one": half_plus_one, "plus_one": plus_one, "saxpy": saxpy}
+    _STATE["kernels"] = k = {"add": add, "sum_all": sum_all, "sum_strided": sum_strided, "mm_naive": mm_naive,
+                             "mm_tiled": mm_tiled, "half_plus_one": half_plus_one, "plus_one": plus_one,
+                             "saxpy": saxpy}
     return k
 
 
@@ -278,23 +289,32 @@ def elementwise_add(ctx: Context, a: np.ndarray, b: np.ndarray) -> Outcome:
     return _guarded("add", body, ctx)
 
 
-def reduce_sum(ctx: Context, x: np.ndarray, tolerance) -> Outcome:
-    """The ``+=`` reduction idiom into a 0-d field, checked with ``tolerance`` (the op's) against float64."""
+def reduce_sum(ctx: Context, x: np.ndarray, tolerance) -> dict[str, Outcome]:
+    """``{"taichi": the += idiom over every element, "taichi_strided": per-thread grid-stride partial sums
+    then the same +=}`` into a 0-d field, each checked with ``tolerance`` (the op's) against float64."""
     from vyre.ops.registry import compare
 
-    def body(ti) -> Outcome:
-        sum_all = _kernels(ti)["sum_all"]
-        with _fields(ti, x, ()) as (fx, total):
-            sum_all(fx, total)
-            got = np.float32(total[None])  # reading the field synchronizes
-            want = np.float32(np.sum(x, dtype=np.float64))
-            ok, err, desc = compare(np.asarray(got).reshape(()), np.asarray(want).reshape(()), tolerance)
-            if not ok:
-                return _mismatch("sum", f"{got!r} vs {want!r}: {desc}")
-            t = kernel_timing(ti, lambda: sum_all(fx, total), reps=ctx.reps, target_s=ctx.target_s)
-        return Outcome(t, label="total[None] += x[i] in a top-level loop (0-d field)", extra={"abs_err": err})
+    def run(kernel: str, label: str) -> Callable[[Any], Outcome]:
+        def body(ti) -> Outcome:
+            fn = _kernels(ti)[kernel]
+            with _fields(ti, x, ()) as (fx, total):
+                fn(fx, total)
+                got = np.float32(total[None])  # reading the field synchronizes
+                want = np.float32(np.sum(x, dtype=np.float64))
+                ok, err, desc = compare(np.asarray(got).reshape(()), np.asarray(want).reshape(()), tolerance)
+                if not ok:
+                    return _mismatch(kernel, f"{got!r} vs {want!r}: {desc}")
+                t = kernel_timing(ti, lambda: fn(fx, total), reps=ctx.reps, target_s=ctx.target_s)
+            return Outcome(t, label=label, extra={"abs_err": err})
 
-    return _guarded("sum", body, ctx)
+        return body
+
+    # Taichi compiles a += on a global inside a top-level loop to a subgroup reduction and one float atomic
+    # per subgroup; the strided kernel cuts those atomics to one per subgroup of STRIDE_THREADS threads
+    return {"taichi": _guarded("sum", run("sum_all", "total[None] += x[i] in a top-level loop (0-d field)"), ctx),
+            "taichi_strided": _guarded("strided sum", run("sum_strided", f"{STRIDE_THREADS} threads each sum a "
+                                                                       f"grid-stride slice, then total[None] += "
+                                                                       f"partial"), ctx)}
 
 
 def matmul(ctx: Context, a: np.ndarray, b: np.ndarray, *, naive_max_n: int, reps: int,

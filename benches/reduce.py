@@ -97,7 +97,7 @@ def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "reduce.ba
         for b in (xb, pb, ob):
             b.destroy()
     if "taichi" in baselines:
-        base["taichi"] = _taichi.reduce_sum(ctx, x, get("reduce.sum").tolerance_of(params))
+        base.update(_taichi.reduce_sum(ctx, x, get("reduce.sum").tolerance_of(params)))
     ctx.release()
     return record(bench=bench, name=name, metric=metric, params=rparams, unit="GB/s",
                   vyre=vy, baselines=base, work=4 * n, scale=1e9, check=check)

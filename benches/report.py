@@ -228,7 +228,7 @@ TITLES = {
 BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw_wgpu": "raw wgpu-py",
                   "raw_wgpu_one_pass": "raw wgpu-py, one pass", "raw_wgpu_cwb": "raw compute_with_buffers",
                   "vyre_ops": "vyre.ops (resident)", "taichi": "taichi (Vulkan)",
-                  "taichi_tiled": "taichi tiled (Vulkan)"}
+                  "taichi_tiled": "taichi tiled (Vulkan)", "taichi_strided": "taichi strided (Vulkan)"}
 
 
 def _cell(b: dict, unit: str) -> str:

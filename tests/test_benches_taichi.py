@@ -94,10 +94,10 @@ def test_rows_carry_the_reason():
     ctx = types.SimpleNamespace(base=types.SimpleNamespace(taichi=None, taichi_note=why), reps=1, target_s=0.01)
     a = np.ones(8, np.float32)
     m = np.ones((4, 4), np.float32)
-    outs = [_taichi.elementwise_add(ctx, a, a), _taichi.reduce_sum(ctx, a, None),
+    outs = [_taichi.elementwise_add(ctx, a, a), *_taichi.reduce_sum(ctx, a, None).values(),
             _taichi.sequence(ctx, a, a, 10, 1), _taichi.round_trip(ctx, a[:1], a, a, 1),
             *_taichi.matmul(ctx, m, m, naive_max_n=4096, reps=1, check=lambda c: {"ok": True}).values()]
-    assert len(outs) == 6 and all(o.timing is None and o.note == why for o in outs)
+    assert len(outs) == 7 and all(o.timing is None and o.note == why for o in outs)
     big = _taichi.matmul(ctx, m, m, naive_max_n=2, reps=1, check=lambda c: {"ok": True})
     assert "skipped above 2" in big["taichi"].note and big["taichi_tiled"].note == why
 
