@@ -56,3 +56,13 @@ def test_reductions_and_fused_results_write_every_element(dirty, shape, axis):
         i = xp.asarray(rng.integers(-50, 50, shape).astype(np.int32))
         np.testing.assert_array_equal(np.asarray(xp.sum(i * 3 - 1, axis=axis)),
                                       np.sum(np.asarray(i).astype(np.int64) * 3 - 1, axis=axis).astype(np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_matmul_writes_every_element(dirty, dtype):
+    rng = np.random.default_rng(2)
+    a = rng.integers(-4, 5, (3, 37, 29)).astype(dtype)
+    b = rng.integers(-4, 5, (29, 41)).astype(dtype)
+    with xp.use(dirty):
+        got = np.asarray(xp.asarray(a) @ xp.asarray(b))
+    np.testing.assert_array_equal(got, a @ b)  # small integers: exact in f32 too

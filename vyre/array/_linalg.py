@@ -113,15 +113,15 @@ def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int,
                                 fix="split the product into smaller ones")
     out = Array(shape, dt, dev)
     p = plan([x for x in (a, b) if x.is_lazy], dev)
-    handles = [a._allocate(), b._allocate(), out._allocate()]
+    handles = [a._allocate(), b._allocate(), out._allocate(zeroed=False)]  # both kernels write every element
     if dt == D.float32 or (dt == D.float16 and fold):
         from ..ops.api import pipeline_for
         op = "matmul" if dt == D.float32 else "matmul.f16"
         params = {"m": nb * m, "k": k, "n": n} if fold else {"batch": nb, "m": m, "k": k, "n": n}
         pipe = pipeline_for(op if fold else "matmul.batched", params)
         from ..backends.config import DispatchConfig
-        for step in pipe.steps:
-            p.steps.append((step.program, handles, DispatchConfig(grid=step.grid)))
+        for step in pipe.steps:  # coerce: one config per grid, so the backend's per-step plan memo hits
+            p.steps.append((step.program, handles, DispatchConfig.coerce(step.grid)))
     else:
         if fold and nb > 1:  # the simple kernel reads a stacked B: fold the stack into M instead
             nb, m = 1, nb * m
