@@ -52,17 +52,18 @@ def _log2(v: int) -> int:
     return v.bit_length() - 1
 
 
-@dataclass(frozen=True)
-class GemmTiles:
-    """Tile shape: a workgroup computes ``tile_m x tile_n`` of C, an invocation
-    ``reg_m x reg_n`` of it; K advances ``tile_k`` per stage. All powers of two,
-    ``reg_m`` and ``reg_n`` multiples of 4."""
+class TileGeometry:
+    """What every GEMM tile shape shares (:class:`GemmTiles`, the packed-f16 kernel's ``PackedTiles``):
+    a workgroup computes ``tile_m x tile_n`` of C, an invocation ``reg_m x reg_n`` of it, K advances
+    ``tile_k`` per stage through two stages of A and B tiles of ``ELEMENT_BYTES`` per element."""
 
-    tile_m: int = 64
-    tile_n: int = 64
-    tile_k: int = 16
-    reg_m: int = 4
-    reg_n: int = 4
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    reg_m: int
+    reg_n: int
+    ELEMENT = "f32"
+    ELEMENT_BYTES = 4
 
     @property
     def threads_x(self) -> int:
@@ -78,7 +79,31 @@ class GemmTiles:
 
     @property
     def workgroup_bytes(self) -> int:
-        return 2 * (self.tile_m + self.tile_n) * self.tile_k * 4  # two stages of A and B, f32
+        return 2 * (self.tile_m + self.tile_n) * self.tile_k * self.ELEMENT_BYTES  # two stages of A and B
+
+    def check_limits(self) -> None:
+        """The register block fits the tile, and invocations and workgroup memory stay portable."""
+        if self.reg_m > self.tile_m or self.reg_n > self.tile_n:
+            raise ValueError("the register block must fit in the tile (reg_m <= tile_m, reg_n <= tile_n)")
+        if self.threads > MAX_INVOCATIONS:
+            raise ValueError(f"{self.threads} invocations per workgroup (tile/reg), over the portable limit of "
+                             f"{MAX_INVOCATIONS}: grow reg_m/reg_n or shrink the tile")
+        if self.workgroup_bytes > WORKGROUP_BYTES:
+            raise ValueError(f"two stages of {self.tile_m}x{self.tile_k} + {self.tile_k}x{self.tile_n} "
+                             f"{self.ELEMENT} tiles take {self.workgroup_bytes} bytes of workgroup memory, "
+                             f"over {WORKGROUP_BYTES}: shrink tile_k")
+
+
+@dataclass(frozen=True)
+class GemmTiles(TileGeometry):
+    """Tile shape of the f32-accumulating GEMM (see :class:`TileGeometry`). All powers of two,
+    ``reg_m`` and ``reg_n`` multiples of 4."""
+
+    tile_m: int = 64
+    tile_n: int = 64
+    tile_k: int = 16
+    reg_m: int = 4
+    reg_n: int = 4
 
     @property
     def vec_io(self) -> bool:
@@ -99,14 +124,7 @@ class GemmTiles:
                 raise ValueError(f"GEMM tile {name}={v} must be a power of two")
         if self.reg_m % 4 or self.reg_n % 4:
             raise ValueError(f"reg_m={self.reg_m} and reg_n={self.reg_n} must be multiples of 4 (vec4 accumulators)")
-        if self.reg_m > self.tile_m or self.reg_n > self.tile_n:
-            raise ValueError("the register block must fit in the tile (reg_m <= tile_m, reg_n <= tile_n)")
-        if self.threads > MAX_INVOCATIONS:
-            raise ValueError(f"{self.threads} invocations per workgroup (tile/reg), over the portable limit of "
-                             f"{MAX_INVOCATIONS}: grow reg_m/reg_n or shrink the tile")
-        if self.workgroup_bytes > WORKGROUP_BYTES:
-            raise ValueError(f"two stages of {self.tile_m}x{self.tile_k} + {self.tile_k}x{self.tile_n} f32 tiles take "
-                             f"{self.workgroup_bytes} bytes of workgroup memory, over {WORKGROUP_BYTES}: shrink tile_k")
+        self.check_limits()
         return self
 
 

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 from ...ir.types import DataType
-from ._gemm import MAX_INVOCATIONS, WORKGROUP_BYTES, GemmOperands, _all, _log2, _maybe, _pow2
+from ._gemm import GemmOperands, TileGeometry, _all, _log2, _maybe, _pow2
 
 H = "f16"
 H4 = "vec4<f16>"
@@ -43,10 +43,9 @@ F4 = "vec4<f32>"
 
 
 @dataclass(frozen=True)
-class PackedTiles:
-    """Tile shape of the packed-f16 kernel: a workgroup computes ``tile_m x tile_n`` of C, an
-    invocation ``reg_m x reg_n``; K advances ``tile_k`` per stage; the f16 accumulators are
-    flushed every ``block`` k. All powers of two; ``reg_n`` and ``tile_k`` multiples of 4."""
+class PackedTiles(TileGeometry):
+    """Tile shape of the packed-f16 kernel (see :class:`~._gemm.TileGeometry`); the f16 accumulators
+    are flushed every ``block`` k. All powers of two; ``reg_n`` and ``tile_k`` multiples of 4."""
 
     tile_m: int = 64
     tile_n: int = 64
@@ -55,22 +54,8 @@ class PackedTiles:
     reg_n: int = 8
     block: int = 16
     sum_f16: bool = False  # running sums in f16 too (fewer registers, error grows with K / block)
-
-    @property
-    def threads_x(self) -> int:
-        return self.tile_n // self.reg_n
-
-    @property
-    def threads_y(self) -> int:
-        return self.tile_m // self.reg_m
-
-    @property
-    def threads(self) -> int:
-        return self.threads_x * self.threads_y
-
-    @property
-    def workgroup_bytes(self) -> int:
-        return 2 * (self.tile_m + self.tile_n) * self.tile_k * 2  # two stages of A and B, f16
+    ELEMENT = "f16"
+    ELEMENT_BYTES = 2
 
     def as_params(self) -> dict:
         return asdict(self)
@@ -81,15 +66,7 @@ class PackedTiles:
                 raise ValueError(f"packed GEMM tile {name}={v} must be a power of two")
         if self.reg_n % 4 or self.tile_k % 4:
             raise ValueError(f"reg_n={self.reg_n} and tile_k={self.tile_k} must be multiples of 4 (vec4<f16>)")
-        if self.reg_m > self.tile_m or self.reg_n > self.tile_n:
-            raise ValueError("the register block must fit in the tile (reg_m <= tile_m, reg_n <= tile_n)")
-        if self.threads > MAX_INVOCATIONS:
-            raise ValueError(f"{self.threads} invocations per workgroup (tile/reg), over the portable limit of "
-                             f"{MAX_INVOCATIONS}: grow reg_m/reg_n or shrink the tile")
-        if self.workgroup_bytes > WORKGROUP_BYTES:
-            raise ValueError(f"two stages of {self.tile_m}x{self.tile_k} + {self.tile_k}x{self.tile_n} f16 tiles "
-                             f"take {self.workgroup_bytes} bytes of workgroup memory, over {WORKGROUP_BYTES}: "
-                             "shrink tile_k")
+        self.check_limits()
         return self
 
 

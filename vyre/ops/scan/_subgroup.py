@@ -25,72 +25,28 @@ from ...ir.program import Program
 from .. import _subgroup as sg
 from ..variants import Variant
 from . import _tiles
-from ._tiles import ITEMS, TILE, WG, _pad, _zero
+from ._tiles import ITEMS, TILE, WG
+
+
+def subgroup_total(b: ProgramBuilder, dtype: str, t: Val, acc: Val) -> Val:
+    """The workgroup's sum of ``acc``: a subgroup sum, one barrier, a sum of the subgroup totals."""
+    comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
+    return comb.reduce(acc, "tile_total", reuse=False)
 
 
 def tile_sums_program(dtype: str) -> Program:
-    b = ProgramBuilder(f"scan_tile_sums_{dtype}_subgroup", WG)
-    x = b.buffer("x", dtype)
-    sums = b.buffer("sums", dtype, "write")
-    t = b.let(b.local_index(), "t")
-    base = b.let(b.workgroup_id(0) * TILE, "base")
-    n = b.let(x.len(), "n")
-    acc = b.var(dtype, _zero(dtype), name="acc")
-    for j in range(ITEMS):
-        g = b.let(base + (j * WG) + t)
-        with b.if_(g < n):
-            acc += x[g]
+    return _tiles.tile_sums_program(dtype, subgroup_total, "_subgroup")
+
+
+def subgroup_prefix(b: ProgramBuilder, dtype: str, t: Val, total: Val) -> Val:
+    """The sum of the lane totals before lane ``t``: ``subgroupExclusiveAdd`` plus the prefix of the
+    subgroup totals (one barrier)."""
     comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
-    total = comb.reduce(acc, "tile_total", reuse=False)
-    with b.if_(t == 0):
-        sums[b.workgroup_id(0)] = total
-    return b.build()
+    return comb.exclusive_prefix(total, "before")
 
 
 def scan_tile_program(dtype: str, exclusive: bool) -> Program:
-    kind = "exclusive" if exclusive else "inclusive"
-    b = ProgramBuilder(f"scan_{kind}_tile_{dtype}_subgroup", WG)
-    x = b.buffer("x", dtype)
-    offsets = b.buffer("offsets", dtype)
-    out = b.buffer("out", dtype, "write")
-    sh = b.workgroup_array("sh", dtype, _pad(TILE))
-    t = b.let(b.local_index(), "t")
-    wid = b.let(b.workgroup_id(0), "wid")
-    base = b.let(wid * TILE, "base")
-    n = b.let(x.len(), "n")
-
-    for j in range(ITEMS):  # coalesced load of the tile into workgroup memory
-        i = b.let(t + j * WG)
-        g = b.let(base + i)
-        v = b.var(dtype, _zero(dtype))
-        with b.if_(g < n):
-            v.set(x[g])
-        sh[_pad(i)] = v
-    b.barrier()
-
-    mine = b.let(t * ITEMS, "mine")  # each lane scans its ITEMS consecutive elements in registers
-    run: list[Val] = []
-    for j in range(ITEMS):
-        e = b.let(sh[_pad(mine + j)])
-        run.append(e if j == 0 else b.let(run[-1] + e))
-
-    comb = sg.Combine(b, b.workgroup_array("totals", dtype, sg.slots(WG)), WG, dtype)
-    before = comb.exclusive_prefix(run[-1], "before")  # sum of the lanes before this one
-    prefix = b.let(offsets[wid] + before, "prefix")
-
-    # results back through workgroup memory (each lane rewrites only the words it read), stored coalesced
-    for j in range(ITEMS):
-        if exclusive:
-            sh[_pad(mine + j)] = prefix if j == 0 else prefix + run[j - 1]
-        else:
-            sh[_pad(mine + j)] = prefix + run[j]
-    b.barrier()
-    for j in range(ITEMS):
-        i = b.let(t + j * WG)
-        g = b.let(base + i)
-        with b.if_(g < n):
-            out[g] = sh[_pad(i)]
-    return b.build()
+    return _tiles.scan_tile_program(dtype, exclusive, subgroup_prefix, "_subgroup")
 
 
 def depth(n: int) -> int:

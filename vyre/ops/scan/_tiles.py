@@ -47,18 +47,8 @@ def _zero(dtype: str):
     return 0.0 if dtype == "f32" else 0
 
 
-def tile_sums_program(dtype: str) -> Program:
-    b = ProgramBuilder(f"scan_tile_sums_{dtype}", WG)
-    x = b.buffer("x", dtype)
-    sums = b.buffer("sums", dtype, "write")
-    t = b.let(b.local_index(), "t")
-    base = b.let(b.workgroup_id(0) * TILE, "base")
-    n = b.let(x.len(), "n")
-    acc = b.var(dtype, _zero(dtype), name="acc")
-    for j in range(ITEMS):
-        g = b.let(base + (j * WG) + t)
-        with b.if_(g < n):
-            acc += x[g]
+def tree_total(b: ProgramBuilder, dtype: str, t: Val, acc: Val) -> Val:
+    """The workgroup's sum of the lanes' ``acc``, valid in lane 0: a tree in workgroup memory."""
     sh = b.workgroup_array("sh", dtype, WG)
     sh[t] = acc
     b.barrier()
@@ -71,19 +61,67 @@ def tile_sums_program(dtype: str) -> Program:
         if s > 1:
             b.barrier()
         s //= 2
+    return acc
+
+
+#: (builder, dtype, lane index, lane value) -> the workgroup's total (valid in lane 0 at least).
+TileTotal = Callable[[ProgramBuilder, str, Val, Val], Val]
+
+
+def tile_sums_program(dtype: str, tile_total: TileTotal = tree_total, suffix: str = "") -> Program:
+    """Each workgroup sums its tile into ``sums[tile]``: ITEMS coalesced loads per lane into a register,
+    then ``tile_total`` combines the lanes (a variant's own)."""
+    b = ProgramBuilder(f"scan_tile_sums_{dtype}{suffix}", WG)
+    x = b.buffer("x", dtype)
+    sums = b.buffer("sums", dtype, "write")
+    t = b.let(b.local_index(), "t")
+    base = b.let(b.workgroup_id(0) * TILE, "base")
+    n = b.let(x.len(), "n")
+    acc = b.var(dtype, _zero(dtype), name="acc")
+    for j in range(ITEMS):
+        g = b.let(base + (j * WG) + t)
+        with b.if_(g < n):
+            acc += x[g]
+    total = tile_total(b, dtype, t, acc)
     with b.if_(t == 0):
-        sums[b.workgroup_id(0)] = acc
+        sums[b.workgroup_id(0)] = total
     return b.build()
 
 
-def scan_tile_program(dtype: str, exclusive: bool) -> Program:
+def hillis_steele_prefix(b: ProgramBuilder, dtype: str, t: Val, total: Val) -> Val:
+    """The sum of the lane totals before lane ``t``: Hillis-Steele over the WG lane totals,
+    double-buffered in workgroup memory (one barrier per step)."""
+    tot = b.workgroup_array("tot", dtype, 2 * WG)
+    tot[t] = total
+    b.barrier()
+    src = 0
+    for k in range(LOG_WG):
+        dst = 1 - src
+        acc = b.var(dtype, tot[src * WG + t])
+        with b.if_(t >= (1 << k)):
+            acc += tot[src * WG + t - (1 << k)]
+        tot[dst * WG + t] = acc
+        b.barrier()
+        src = dst
+    before = b.var(dtype, _zero(dtype), name="before")
+    with b.if_(t > 0):
+        before.set(tot[src * WG + t - 1])
+    return before
+
+
+#: (builder, dtype, lane index, lane total) -> the sum of the totals of the lanes before it.
+LanePrefix = Callable[[ProgramBuilder, str, Val, Val], Val]
+
+
+def scan_tile_program(dtype: str, exclusive: bool, lane_prefix: LanePrefix = hillis_steele_prefix,
+                      suffix: str = "") -> Program:
+    """Scan one tile and add its offset; ``lane_prefix`` combines the lanes' totals (a variant's own)."""
     kind = "exclusive" if exclusive else "inclusive"
-    b = ProgramBuilder(f"scan_{kind}_tile_{dtype}", WG)
+    b = ProgramBuilder(f"scan_{kind}_tile_{dtype}{suffix}", WG)
     x = b.buffer("x", dtype)
     offsets = b.buffer("offsets", dtype)
     out = b.buffer("out", dtype, "write")
     sh = b.workgroup_array("sh", dtype, _pad(TILE))
-    tot = b.workgroup_array("tot", dtype, 2 * WG)
     t = b.let(b.local_index(), "t")
     wid = b.let(b.workgroup_id(0), "wid")
     base = b.let(wid * TILE, "base")
@@ -106,24 +144,10 @@ def scan_tile_program(dtype: str, exclusive: bool) -> Program:
         e = b.let(sh[_pad(mine + j)])
         run.append(e if j == 0 else b.let(run[-1] + e))
 
-    # Hillis-Steele over the lane totals, double-buffered in tot[0:WG] / tot[WG:2WG]
-    tot[t] = run[-1]
-    b.barrier()
-    src = 0
-    for k in range(LOG_WG):
-        dst = 1 - src
-        acc = b.var(dtype, tot[src * WG + t])
-        with b.if_(t >= (1 << k)):
-            acc += tot[src * WG + t - (1 << k)]
-        tot[dst * WG + t] = acc
-        b.barrier()
-        src = dst
-    before = b.var(dtype, _zero(dtype), name="before")  # sum of the lanes before this one
-    with b.if_(t > 0):
-        before.set(tot[src * WG + t - 1])
+    before = lane_prefix(b, dtype, t, run[-1])  # sum of the lanes before this one
     prefix = b.let(offsets[wid] + before, "prefix")
 
-    # results back through workgroup memory, stored coalesced
+    # results back through workgroup memory (each lane rewrites only the words it read), stored coalesced
     for j in range(ITEMS):
         if exclusive:
             sh[_pad(mine + j)] = prefix if j == 0 else prefix + run[j - 1]
