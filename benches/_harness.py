@@ -492,38 +492,15 @@ class ResidentOp:
     uploaded once, the steps ready for ``dispatch_resident_sequence*``."""
 
     def __init__(self, gpu, op_id: str, params: dict, inputs, variant: str = "generic"):
-        from vyre.backends.config import DispatchConfig
-        from vyre.backends.host import host_to_storage, storage_nbytes
-        from vyre.ir.program import BufferDecl
-        from vyre.ir.types import Access
         from vyre.ops.api import pipeline_for
-        from vyre.ops.pipeline import host_inputs
+        from vyre.ops.pipeline import ResidentPipeline
 
         self.gpu = gpu
         self.op_id = op_id
         self.params = params
-        self.pipe = pipe = pipeline_for(op_id, params, variant)  # a kernel variant: vyre.ops.variants
-        self.handles = {}
-        try:
-            for name, spec in pipe.buffers.items():
-                nbytes = storage_nbytes(spec.dtype, spec.count)
-                self.handles[name] = gpu.allocate_resident(nbytes, label=f"bench:{name}")
-            ups = []
-            for name, arr in zip(pipe.inputs, host_inputs(pipe, inputs)):
-                spec = pipe.buffers[name]
-                data, _ = host_to_storage(BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ,
-                                                     count=spec.count), arr)
-                ups.append((self.handles[name], data.reshape(-1).view(np.uint8)))
-            gpu.upload_resident_many(ups)
-        except BaseException:
-            self.free()
-            raise
-        self.steps = []
-        for step in pipe.steps:
-            decls = step.program.sorted_buffers
-            counts = {d.name: pipe.buffers[n].count for d, n in zip(decls, step.bind) if d.count is None}
-            self.steps.append((step.program, [self.handles[n] for n in step.bind],
-                               DispatchConfig(grid=step.grid, counts=counts)))
+        self.pipe = pipeline_for(op_id, params, variant)  # a kernel variant: vyre.ops.variants
+        self._resident = ResidentPipeline(gpu, self.pipe, inputs, label="bench")
+        self.handles, self.steps = self._resident.handles, self._resident.steps
 
     @property
     def programs(self):
@@ -543,11 +520,7 @@ class ResidentOp:
         return a.reshape(shape) if shape is not None else a
 
     def free(self) -> None:
-        for h in self.handles.values():
-            try:
-                self.gpu.free_resident(h)
-            except Exception:  # noqa: BLE001
-                pass
+        self._resident.free()
         self.handles = {}
 
 

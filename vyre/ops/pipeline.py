@@ -1,4 +1,5 @@
-"""Op-level conveniences over pipelines (:func:`single`: a one-program op as a one-step pipeline).
+"""Op-level conveniences over pipelines (:func:`single`: a one-program op as a one-step pipeline;
+:class:`ResidentPipeline`: a pipeline on resident buffers, ready to launch repeatedly).
 
 The pipeline description itself (:class:`BufferSpec`, :class:`Step`, :class:`Pipeline`) and
 the generic host runner :func:`run_pipeline` live at the backend layer, in
@@ -7,6 +8,11 @@ for compatibility. Every backend runs a pipeline with ``backend.run_pipeline(pip
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from ..backends.host import pack_bytes  # noqa: F401  (re-exported)
 from ..backends.schedule import BufferSpec, Pipeline, Step, host_inputs, run_pipeline  # noqa: F401  (re-exported)
@@ -36,4 +42,48 @@ def single(program: Program, *, grid: tuple[int, int, int] | None = None,
     )
 
 
-__all__ = ["BufferSpec", "Step", "Pipeline", "single", "run_pipeline", "host_inputs", "pack_bytes"]
+class ResidentPipeline:
+    """``pipe`` on ``backend``'s resident buffers: one handle per pipeline buffer (``handles``), the
+    inputs uploaded once, and ``steps`` ready for ``dispatch_resident_sequence*`` (repeat them to time
+    k launches). ``free()`` releases the handles (the tuner and the benches time ops this way)."""
+
+    def __init__(self, backend: Any, pipe: Pipeline, inputs: Sequence[Any], label: str = "resident"):
+        from ..backends.config import DispatchConfig
+        from ..backends.host import host_to_storage, storage_nbytes
+        from ..ir.program import BufferDecl
+        from ..ir.types import Access
+
+        self.backend, self.pipe = backend, pipe
+        self.handles: dict[str, Any] = {}
+        try:
+            for name, spec in pipe.buffers.items():
+                nbytes = storage_nbytes(spec.dtype, spec.count)
+                self.handles[name] = backend.allocate_resident(nbytes, label=f"{label}:{name}")
+            ups = []
+            for name, arr in zip(pipe.inputs, host_inputs(pipe, inputs)):
+                spec = pipe.buffers[name]
+                decl = BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ, count=spec.count)
+                ups.append((self.handles[name], host_to_storage(decl, arr)[0].reshape(-1).view(np.uint8)))
+            backend.upload_resident_many(ups)
+        except BaseException:
+            self.free()
+            raise
+        self.steps: list[tuple] = []
+        for step in pipe.steps:
+            counts = {d.name: pipe.buffers[n].count for d, n in zip(step.program.sorted_buffers, step.bind)
+                      if d.count is None}
+            self.steps.append((step.program, [self.handles[n] for n in step.bind],
+                               DispatchConfig(grid=step.grid, counts=counts)))
+
+    def free(self) -> None:
+        """Free the handles (best effort: a lost device frees everything anyway)."""
+        for h in self.handles.values():
+            try:
+                self.backend.free_resident(h)
+            except Exception:  # noqa: BLE001
+                pass
+        self.handles = {}
+
+
+__all__ = ["BufferSpec", "Step", "Pipeline", "single", "run_pipeline", "host_inputs", "pack_bytes",
+           "ResidentPipeline"]

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _tuning_store as S
 from ._tunables import DEFAULT_OPS, Setting, Tunable, register_tunable, tunables
+from .pipeline import ResidentPipeline
 from .registry import compare, get
 from .variants import GENERIC, AdapterFacts
 
@@ -93,49 +94,16 @@ def apply(op_id: str, backend: Any, params: dict, named: Iterable[str],
 
 
 # ---- measuring ------------------------------------------------------------------------------
-class _Resident:
-    """A pipeline on resident buffers (inputs uploaded once), its steps ready for timed sequences."""
+class _Resident(ResidentPipeline):
+    """A pipeline on resident buffers (inputs uploaded once), timed as k launches in one sequence."""
 
     def __init__(self, backend: Any, pipe: Any, arrays: Sequence[np.ndarray]):
-        from ..backends.config import DispatchConfig
-        from ..backends.host import host_to_storage, storage_nbytes
-        from ..backends.schedule import host_inputs
-        from ..ir.program import BufferDecl
-        from ..ir.types import Access
-
-        self.backend, self.handles = backend, {}
-        try:
-            for name, spec in pipe.buffers.items():
-                nbytes = storage_nbytes(spec.dtype, spec.count)
-                self.handles[name] = backend.allocate_resident(nbytes, label=f"tune:{name}")
-            ups = []
-            for name, arr in zip(pipe.inputs, host_inputs(pipe, arrays)):
-                spec = pipe.buffers[name]
-                decl = BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ, count=spec.count)
-                ups.append((self.handles[name], host_to_storage(decl, arr)[0].reshape(-1).view(np.uint8)))
-            backend.upload_resident_many(ups)
-        except BaseException:
-            self.free()
-            raise
-        self.steps = []
-        for step in pipe.steps:
-            counts = {d.name: pipe.buffers[n].count for d, n in zip(step.program.sorted_buffers, step.bind)
-                      if d.count is None}
-            self.steps.append((step.program, [self.handles[n] for n in step.bind],
-                               DispatchConfig(grid=step.grid, counts=counts)))
+        super().__init__(backend, pipe, arrays, label="tune")
 
     def run(self, k: int) -> tuple[float, str]:
         td = self.backend.dispatch_resident_sequence_timed(self.steps * k)
         ns = td.gpu_ns if td.source == "timestamp" and td.gpu_ns > 0 else td.wall_ns
         return ns / 1e9 / k, "gpu-timestamp" if td.source == "timestamp" else "wall-clock"
-
-    def free(self) -> None:
-        for h in self.handles.values():
-            try:
-                self.backend.free_resident(h)
-            except Exception:  # noqa: BLE001 - best effort: a lost device frees everything anyway
-                pass
-        self.handles = {}
 
 
 class _Timer:
