@@ -66,6 +66,7 @@ def main(argv=None, prog="python -m benches") -> int:
     from vyre import WgpuBackend
 
     from . import _harness as H
+    from ._baselines import Baselines
     from .report import evaluate_targets, targets_markdown
 
     t_start = time.perf_counter()
@@ -74,7 +75,7 @@ def main(argv=None, prog="python -m benches") -> int:
     info = gpu.adapter_info
     adapter_slug = H.slug(info["device"])
     off = {s.strip() for s in args.no_baselines.split(",") if s.strip()}
-    base = H.Baselines(gpu.adapter_index, use={"torch", "cupy", "taichi"} - off)
+    base = Baselines(gpu.adapter_index, use={"torch", "cupy", "taichi"} - off)
     print(f"vyre {vyre.__version__} on {info['device']} ({info['backend_type']}, {info['adapter_type']}); "
           f"{'quick' if args.quick else 'full'} sizes; families: {', '.join(families)}", flush=True)
     for key, d in base.describe().items():

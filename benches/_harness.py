@@ -25,12 +25,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from vyre.backends.wgpu import WgpuBackend
+
+    from ._baselines import Baselines
 
 SCHEMA = "vyre-bench/1"
 
@@ -194,233 +196,7 @@ def slug(text: str) -> str:
     return s or "adapter"
 
 
-# ----------------------------------------------------------------------------- baselines
-def _try_torch() -> tuple[Any, str]:
-    """(the torch module, "") with a CUDA device, else (None, why not)."""
-    try:
-        import torch
-    except Exception as exc:  # noqa: BLE001 - any import failure means "no baseline"
-        return None, f"torch not importable ({type(exc).__name__})"
-    try:
-        if not torch.cuda.is_available():
-            return None, f"torch {torch.__version__} has no CUDA device"
-    except Exception as exc:  # noqa: BLE001
-        return None, f"torch CUDA check failed: {exc}"
-    return torch, ""
-
-
-def _try_cupy() -> tuple[Any, str]:
-    """(the cupy module, "") with a CUDA device, else (None, why not)."""
-    try:
-        import cupy
-    except Exception as exc:  # noqa: BLE001
-        return None, f"cupy not importable ({type(exc).__name__})"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, "cupy sees no CUDA device"
-    except Exception as exc:  # noqa: BLE001
-        return None, f"cupy has no usable CUDA device ({type(exc).__name__})"
-    return cupy, ""
-
-
-class Baselines:
-    """The baselines importable in this process (torch and cupy only with a CUDA device, taichi only
-    once ``ti.init(arch=ti.vulkan)`` worked: benches/_taichi.py)."""
-
-    torch: Any  # the torch module, or None (then torch_note says why)
-    torch_note: str
-    cupy: Any  # the cupy module, or None (then cupy_note says why)
-    cupy_note: str
-    taichi: Any  # the taichi module (initialised on Vulkan), or None (then taichi_note says why)
-    taichi_note: str
-
-    def __init__(self, adapter_index: int, use: set[str] | None = None):
-        self.torch, self.torch_note = _try_torch() if use is None or "torch" in use else (None, "disabled")
-        self.cupy, self.cupy_note = _try_cupy() if use is None or "cupy" in use else (None, "disabled")
-        from ._taichi import _try_taichi  # here: benches/_taichi.py imports this module
-
-        self.taichi, self.taichi_note = _try_taichi() if use is None or "taichi" in use else (None, "disabled")
-        self._adapter_index = adapter_index
-        self._raw: RawWgpu | None = None
-        if self.torch is not None:
-            # f32 matmul baseline: true fp32 (no TF32), as the issue's reference number
-            self.torch.backends.cuda.matmul.allow_tf32 = False
-            self.torch.backends.cudnn.allow_tf32 = False
-
-    @property
-    def raw(self) -> RawWgpu:
-        if self._raw is None:
-            self._raw = RawWgpu(self._adapter_index)
-        return self._raw
-
-    def describe(self) -> dict:
-        out = {"numpy": {"available": True, "version": np.__version__}}
-        if self.torch is not None:
-            out["torch"] = {"available": True, "version": self.torch.__version__,
-                            "device": self.torch.cuda.get_device_name(0), "tf32": False}
-        else:
-            out["torch"] = {"available": False, "note": self.torch_note}
-        if self.cupy is not None:
-            props = self.cupy.cuda.runtime.getDeviceProperties(0)
-            name = props.get("name", b"")
-            out["cupy"] = {"available": True, "version": self.cupy.__version__,
-                           "device": name.decode() if isinstance(name, bytes) else str(name)}
-        else:
-            out["cupy"] = {"available": False, "note": self.cupy_note}
-        if self.taichi is not None:
-            from ._taichi import describe
-
-            out["taichi"] = describe(self.taichi)
-        else:
-            out["taichi"] = {"available": False, "note": self.taichi_note}
-        import wgpu
-
-        out["raw_wgpu"] = {"available": True, "version": wgpu.__version__}
-        return out
-
-    # -- CUDA timing ---------------------------------------------------------------------
-    def torch_kernel(self, fn: Callable[[], object], *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
-        """CUDA-event time per call of ``fn`` over k back-to-back calls."""
-        torch = self.torch
-
-        def sample(k: int) -> float:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            start.record()
-            for _ in range(k):
-                fn()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end) / 1e3 / k
-
-        return calibrated(sample, reps=reps, target_s=target_s, max_k=max_k,
-                          method="CUDA events over k back-to-back launches")
-
-    def cupy_kernel(self, fn: Callable[[], object], *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
-        cp = self.cupy
-
-        def sample(k: int) -> float:
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            cp.cuda.Device().synchronize()
-            start.record()
-            for _ in range(k):
-                fn()
-            end.record()
-            end.synchronize()
-            return cp.cuda.get_elapsed_time(start, end) / 1e3 / k
-
-        return calibrated(sample, reps=reps, target_s=target_s, max_k=max_k,
-                          method="CUDA events over k back-to-back launches")
-
-    def torch_sync(self) -> None:
-        self.torch.cuda.synchronize()
-
-    def cupy_sync(self) -> None:
-        self.cupy.cuda.Device().synchronize()
-
-
-# ----------------------------------------------------------------------------- raw wgpu-py
-class RawWgpu:
-    """A plain wgpu-py device on the same adapter as vyre, for the hand-written baselines.
-
-    It raises the two buffer-size limits (a user moving 1 GiB must too) and enables
-    timestamp queries (only to time kernels the way vyre is timed) and shader-f16 when the
-    adapter has them; nothing else."""
-
-    def __init__(self, adapter_index: int):
-        import wgpu
-
-        self.wgpu = wgpu
-        adapter = wgpu.gpu.enumerate_adapters_sync()[adapter_index]
-        limits = {k: int(adapter.limits[k]) for k in ("max-buffer-size", "max-storage-buffer-binding-size")}
-        feats = [f for f in ("timestamp-query", "shader-f16") if f in adapter.features]
-        self.device = adapter.request_device_sync(label="raw-baseline", required_features=feats,
-                                                  required_limits=limits)
-        self.queue = self.device.queue
-        self.timestamps = "timestamp-query" in feats
-        self.f16 = "shader-f16" in feats
-        self.limits = {str(k): v for k, v in dict(self.device.limits).items()}
-        BU = wgpu.BufferUsage
-        self.fence = self.device.create_buffer(size=16, usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
-        if self.timestamps:
-            self.query = self.device.create_query_set(type="timestamp", count=2)
-            self.resolved = self.device.create_buffer(size=16, usage=BU.QUERY_RESOLVE | BU.COPY_SRC)
-        self._period: float | None = None
-
-    def storage(self, nbytes: int, data=None):
-        BU = self.wgpu.BufferUsage
-        usage = BU.STORAGE | BU.COPY_SRC | BU.COPY_DST
-        buf = self.device.create_buffer(size=max(16, (nbytes + 15) // 16 * 16), usage=usage)
-        if data is not None:
-            self.queue.write_buffer(buf, 0, np.ascontiguousarray(data))
-        return buf
-
-    def pipeline(self, wgsl: str):
-        module = self.device.create_shader_module(code=wgsl)
-        return self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
-
-    def bind(self, pipeline, buffers, group: int = 0):
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                   for i, b in enumerate(buffers)]
-        return self.device.create_bind_group(layout=pipeline.get_bind_group_layout(group), entries=entries)
-
-    def wait(self) -> None:
-        """Block until the queue is idle: read 4 bytes back (a submit and a map)."""
-        self.queue.read_buffer(self.fence, 0, 4)
-
-    def _ticks_period(self) -> float:
-        if self._period is None:
-            try:
-                from wgpu.backends.wgpu_native._ffi import lib
-
-                p = float(lib.wgpuQueueGetTimestampPeriod(self.queue._internal))
-                self._period = p if p > 0 else 1.0
-            except Exception:  # noqa: BLE001
-                self._period = 1.0
-        return self._period
-
-    def run_pass(self, dispatches, k: int) -> tuple[float | None, float]:
-        """Encode ``dispatches`` ((pipeline, bind_group, (x, y, z)) each) ``k`` times in one pass, submit,
-        wait. Returns (GPU seconds per iteration from timestamps or None, wall seconds per iteration)."""
-        t0 = time.perf_counter()
-        enc = self.device.create_command_encoder()
-        tw = {"query_set": self.query, "beginning_of_pass_write_index": 0,
-              "end_of_pass_write_index": 1} if self.timestamps else None
-        cpass = enc.begin_compute_pass(timestamp_writes=tw)
-        for _ in range(k):
-            for pipe, bg, groups in dispatches:
-                cpass.set_pipeline(pipe)
-                cpass.set_bind_group(0, bg)
-                cpass.dispatch_workgroups(*groups)
-        cpass.end()
-        if self.timestamps:
-            enc.resolve_query_set(self.query, 0, 2, self.resolved, 0)
-        self.queue.submit([enc.finish()])
-        gpu: float | None = None
-        if self.timestamps:
-            raw = np.frombuffer(self.queue.read_buffer(self.resolved, 0, 16), np.uint64)
-            gpu = max(0, int(raw[1]) - int(raw[0])) * self._ticks_period() / 1e9 / k
-        else:
-            self.wait()
-        wall = (time.perf_counter() - t0) / k
-        return gpu, wall
-
-    def kernel_timing(self, dispatches, *, reps: int, target_s: float, max_k: int = 1000) -> Timing:
-        """Time per iteration of ``dispatches``: timestamp queries when available, else wall clock."""
-        walls: list[float] = []
-
-        def sample(k: int) -> float:
-            gpu, wall = self.run_pass(dispatches, k)
-            walls.append(wall)
-            return gpu if gpu is not None and gpu > 0 else wall
-
-        t = calibrated(sample, reps=reps, target_s=target_s, max_k=max_k)
-        t.method = ("timestamp queries around k dispatches in one pass" if self.timestamps
-                    else "wall clock over k dispatches in one pass and one submit")
-        t.extra["wall_median"] = float(statistics.median(walls[-reps:]))
-        return t
-
-
+# ----------------------------------------------------------------------------- host
 def f32_flops(m: int, n: int, k: int) -> float:
     return 2.0 * m * n * k
 
@@ -430,6 +206,7 @@ def host_description() -> dict:
 
     return {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": np.__version__, "wgpu": wgpu.__version__}
+
 
 
 # ----------------------------------------------------------------------------- progress

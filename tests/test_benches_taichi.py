@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benches import _taichi  # noqa: E402
-from benches._harness import Baselines  # noqa: E402
+from benches._baselines import Baselines  # noqa: E402
 
 
 @pytest.fixture
