@@ -95,6 +95,23 @@ def test_masks(xb):
     _eq(x[np.zeros((3, 4, 5), bool)], A[np.zeros((3, 4, 5), bool)])
 
 
+def test_masks_of_many_dimensions(xb):
+    """A mask reads the axes it covers as one: any number of dimensions (past the 8 buffers of a kernel),
+    anywhere in the key, with integer arrays and slices next to it."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 2, 2, 3, 2, 2, 2, 3)).astype(np.float32)
+    x = xp.asarray(a)
+    for k in (7, 8, 9):
+        m = rng.random(a.shape[:k]) > 0.5
+        _eq(x[xp.asarray(m)], a[m])
+    m = rng.random(a.shape[2:8]) > 0.3
+    _eq(x[:, 1, xp.asarray(m)], a[:, 1, m])
+    _eq(x[1:, :, xp.asarray(m), ::-1], a[1:, :, m, ::-1])
+    m3 = rng.random(a.shape[1:4]) > 0.2
+    sel = (np.arange(int(m3.sum())) % 3).astype(np.int32)  # broadcasts with the mask's positions, like numpy
+    _eq(x[:, xp.asarray(m3), xp.asarray(sel)], a[:, m3, sel])
+
+
 def test_take(xb):
     x = xp.asarray(A.astype(np.float32))
     af = A.astype(np.float32)

@@ -46,6 +46,9 @@ def _embed(idx: Array, out: tuple[int, ...], at: int, bshape: tuple[int, ...]) -
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]`` (see the module docstring)."""
     p = parse(x, key)
+    if p.base != x.shape:  # a boolean mask's axes read as one (see _indexing_key.parse)
+        from ._views import reshape
+        x = reshape(x, p.base)
     view = axis_view(x, p.shape, p.start, p.dims)
     if not p.adv:
         return view

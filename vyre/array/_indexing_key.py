@@ -32,6 +32,7 @@ class Parsed:
     adv: list[tuple[int, Array]] = field(default_factory=list)
     at: int = 0
     front: bool = False
+    base: tuple[int, ...] = ()  # the shape x is read as: x's, with the axes each boolean mask covers merged
 
 
 _BAD = "index with ints, slices, ..., None, integer arrays (vyre arrays or lists) or a boolean mask"
@@ -88,10 +89,12 @@ def parse(x: Array, key: Any) -> Parsed:
     fill = [("slice", slice(None))] * (x.ndim - used)
     k_ell = next((j for j, (kind, _) in enumerate(entries) if kind == "ell"), len(entries))
     entries = entries[:k_ell] + fill + entries[k_ell + 1:]
-    # boolean masks become integer arrays of their nonzero coordinates (a download: the shape depends on it)
+    # a boolean mask becomes one integer array of its flat nonzero positions (a download: the shape depends
+    # on it) over the axes it covers, merged into one (x is read as shape ``base``): one index buffer per
+    # mask, whatever its number of dimensions
     expanded: list[tuple[str, Any]] = []
+    base: list[int] = []
     ax = 0
-    p = Parsed(start=[0] * x.ndim)
     for kind, v in entries:
         if kind == "mask":
             host = np.asarray(v) if isinstance(v, Array) else v
@@ -99,7 +102,11 @@ def parse(x: Array, key: Any) -> Parsed:
                 raise DispatchError(f"boolean index of shape {list(host.shape)} does not match the indexed "
                                     f"dimensions {list(x.shape[ax: ax + host.ndim])}",
                                     fix="use a mask of exactly the shape of the axes it indexes")
-            expanded += [("arr", asarray(c.astype(np.int32), device=x.device)) for c in np.nonzero(host)]
+            if host.size > np.iinfo(np.int32).max:
+                raise DispatchError(f"a boolean mask of {host.size} elements is over the int32 index range",
+                                    fix="index fewer elements at a time")
+            expanded.append(("arr", asarray(np.flatnonzero(host).astype(np.int32), device=x.device)))
+            base.append(int(host.size))
             ax += host.ndim
             continue
         if kind == "host":
@@ -110,7 +117,9 @@ def parse(x: Array, key: Any) -> Parsed:
             kind, v = "arr", asarray(v.astype(np.int32), device=x.device)
         expanded.append((kind, v))
         if kind != "new":
+            base.append(x.shape[ax])
             ax += 1
+    p = Parsed(start=[0] * len(base), base=tuple(base))
     has_arrays = any(kind == "arr" for kind, _ in expanded)
     ax = 0
     adv_pos: list[int] = []
@@ -119,7 +128,7 @@ def parse(x: Array, key: Any) -> Parsed:
             p.dims.append((None, 1))
             p.shape.append(v)
             continue
-        n = x.shape[ax]
+        n = base[ax]
         if kind == "int":
             if not -n <= v < n:
                 raise DispatchError(f"index {v} is out of bounds for axis {ax} of size {n}",
