@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
+from ...ir.values import BufRef
 
 WORKGROUP_BYTES = 16384  # the portable WebGPU default (maxComputeWorkgroupStorageSize)
 MAX_INVOCATIONS = 256
@@ -191,25 +192,88 @@ def gemm_grid(m: int, n: int, tiles: GemmTiles, batch: int = 1) -> tuple[int, in
     return (-(-n // tiles.tile_n), -(-m // tiles.tile_m), batch)
 
 
-def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmOperands) -> Program:
-    """Build the GEMM program; dispatch it over :func:`gemm_grid` workgroups."""
-    t = tiles.check()
-    T, TX, TY = t.threads, t.threads_x, t.threads_y
-    TM4, TN4, TK = t.tile_m // 4, t.tile_n // 4, t.tile_k
-    A_SZ, B_SZ = TK * TM4, TK * TN4  # vec4 elements per stage
-    b = ProgramBuilder(name, workgroup_size=T)
-    ctx = ops.declare(b)
-    a_sh = b.workgroup_array("a_tile", F32X4, 2 * A_SZ)
-    b_sh = b.workgroup_array("b_tile", F32X4, 2 * B_SZ)
+@dataclass
+class TileFrame:
+    """What both GEMM kernels (this one and the packed-f16 one) set up first: the builder, the operands'
+    context, two stages of the A and B tiles in workgroup memory, the invocation's place (``lid``, its
+    column ``tx`` and row ``ty`` in the tile grid), the tile's first column and row, the batch index
+    ``z``, and which of M, N, K need bounds guards."""
 
+    b: ProgramBuilder
+    ctx: object
+    a_sh: BufRef
+    b_sh: BufRef
+    lid: Val
+    tx: Val
+    ty: Val
+    col0: Val
+    row0: Val
+    z: Val
+    guard_m: bool
+    guard_n: bool
+    guard_k: bool
+    threads: int
+
+    def k_loop(self, k: int, tile_k: int, a_size: int, b_size: int, fetch: Callable, stash: Callable,
+               multiply: Callable, after: Callable | None = None) -> None:
+        """The two-stage K loop: fetch the first K-tile and park it in stage 0; then per K-tile prefetch
+        the next into registers, multiply the current stage (then ``after(kt)``), park the prefetched
+        tile in the other stage, one barrier."""
+        b, n_tiles = self.b, -(-k // tile_k)
+        fetch(b.lit(0))
+        stash(b.lit(0), b.lit(0))
+        b.barrier()
+        with b.for_range(0, n_tiles, name="kt") as kt:
+            odd = b.let(kt & 1, "stage")
+            more = b.let(kt + 1 < n_tiles, "more")
+            with b.if_(more):  # prefetch the next K-tile into registers
+                fetch((kt + 1) * tile_k)
+            multiply(b.let(odd * a_size, "sa"), b.let(odd * b_size, "sb"))
+            if after is not None:
+                after(kt)
+            with b.if_(more):  # ... and park it in the other stage
+                stash(b.let((odd ^ 1) * a_size), b.let((odd ^ 1) * b_size))
+            b.barrier()
+
+    def units(self, total: int, split: int, tag: str) -> list:
+        """Per invocation: (inner, outer, in_range or None) of each of the ``total`` units the workgroup
+        moves, ``split`` inner positions per outer one."""
+        b, T, out = self.b, self.threads, []
+        for i in range(-(-total // T)):
+            u = b.let(self.lid + i * T, f"u{tag}{i}") if i else self.lid
+            inner = b.let(u & (split - 1), f"{tag}i{i}")
+            outer = b.let(u >> _log2(split), f"{tag}o{i}")
+            out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
+        return out
+
+
+def tile_frame(name: str, m: int, n: int, k: int, t: TileGeometry, ops: GemmOperands, vec: str,
+               a_size: int, b_size: int) -> TileFrame:
+    """The :class:`TileFrame` of a GEMM program over ``t`` tiles (``a_size``/``b_size``: ``vec`` elements
+    per stage of each tile)."""
+    b = ProgramBuilder(name, workgroup_size=t.threads)
+    ctx = ops.declare(b)
+    a_sh = b.workgroup_array("a_tile", vec, 2 * a_size)
+    b_sh = b.workgroup_array("b_tile", vec, 2 * b_size)
     lid = b.let(b.local_index(), "lid")
-    tx = b.let(lid & (TX - 1), "tx")
-    ty = b.let(lid >> _log2(TX), "ty")
+    tx = b.let(lid & (t.threads_x - 1), "tx")
+    ty = b.let(lid >> _log2(t.threads_x), "ty")
     col0 = b.let(b.workgroup_id(0) * t.tile_n, "col0")
     row0 = b.let(b.workgroup_id(1) * t.tile_m, "row0")
     z = b.let(b.workgroup_id(2), "z")
+    return TileFrame(b, ctx, a_sh, b_sh, lid, tx, ty, col0, row0, z,
+                     m % t.tile_m != 0, n % t.tile_n != 0, k % t.tile_k != 0, t.threads)
 
-    guard_m, guard_n, guard_k = m % t.tile_m != 0, n % t.tile_n != 0, k % TK != 0
+
+def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmOperands) -> Program:
+    """Build the GEMM program; dispatch it over :func:`gemm_grid` workgroups."""
+    t = tiles.check()
+    TX, TY = t.threads_x, t.threads_y
+    TM4, TN4, TK = t.tile_m // 4, t.tile_n // 4, t.tile_k
+    A_SZ, B_SZ = TK * TM4, TK * TN4  # vec4 elements per stage
+    f = tile_frame(name, m, n, k, t, ops, F32X4, A_SZ, B_SZ)
+    b, ctx, a_sh, b_sh, tx, ty, col0, row0, z = f.b, f.ctx, f.a_sh, f.b_sh, f.tx, f.ty, f.col0, f.row0, f.z
+    guard_m, guard_n, guard_k, units = f.guard_m, f.guard_n, f.guard_k, f.units
 
     # --- cooperative loads ---
     # A: units of (k, 4 rows) from scalar loads, or with vec4 loads (load_a4) units of
@@ -219,16 +283,6 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     if a_vec and not t.vec_io:
         raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_io)")
     b_vec = ops.load_b4 is not None
-
-    def units(total: int, split: int, tag: str):
-        """Per invocation: (inner, outer, in_range or None) of each unit it moves."""
-        out = []
-        for i in range(-(-total // T)):
-            u = b.let(lid + i * T, f"u{tag}{i}") if i else lid
-            inner = b.let(u & (split - 1), f"{tag}i{i}")
-            outer = b.let(u >> _log2(split), f"{tag}o{i}")
-            out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
-        return out
 
     a_units = units(A_SZ // 4, TK // 4, "a") if a_vec else units(A_SZ, TK, "a")  # inner = k (or k/4), outer = m4
     b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
@@ -303,19 +357,7 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
                 for h in range(t.reg_n // 4):
                     acc[r][h].set(b.fma(a, bv[h], acc[r][h]))
 
-    n_tiles = -(-k // TK)
-    fetch(b.lit(0))
-    stash(b.lit(0), b.lit(0))
-    b.barrier()
-    with b.for_range(0, n_tiles, name="kt") as kt:
-        odd = b.let(kt & 1, "stage")
-        more = b.let(kt + 1 < n_tiles, "more")
-        with b.if_(more):  # prefetch the next K-tile into registers
-            fetch((kt + 1) * TK)
-        multiply(b.let(odd * A_SZ, "sa"), b.let(odd * B_SZ, "sb"))
-        with b.if_(more):  # ... and park it in the other stage
-            stash(b.let((odd ^ 1) * A_SZ), b.let((odd ^ 1) * B_SZ))
-        b.barrier()
+    f.k_loop(k, TK, A_SZ, B_SZ, fetch, stash, multiply)
 
     # --- epilogue: each invocation writes its reg_m x reg_n block ---
     rows = [b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}") for r in range(t.reg_m)]

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ...ir.builder import ProgramBuilder, Val
+from ...ir.builder import Val
 from ...ir.program import Program
 from ...ir.types import DataType
-from ._gemm import GemmOperands, TileGeometry, _all, _log2, _maybe, _pow2
+from ._gemm import GemmOperands, TileGeometry, _all, _maybe, _pow2, tile_frame
 
 H = "f16"
 H4 = "vec4<f16>"
@@ -106,33 +106,14 @@ def _half(v: Val, vec: bool) -> Val:
 def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, ops: GemmOperands) -> Program:
     """Build the packed-f16 GEMM program; dispatch it over :func:`packed_grid` workgroups."""
     t = tiles.check()
-    T, TX, TY = t.threads, t.threads_x, t.threads_y
+    TX, TY = t.threads_x, t.threads_y
     TK, TK4, TN4 = t.tile_k, t.tile_k // 4, t.tile_n // 4
     A_SZ, B_SZ = t.tile_m * TK4, TK * TN4  # vec4<f16> elements per stage
-    b = ProgramBuilder(name, workgroup_size=T)
-    ctx = ops.declare(b)
-    a_sh = b.workgroup_array("a_tile", H4, 2 * A_SZ)
-    b_sh = b.workgroup_array("b_tile", H4, 2 * B_SZ)
-
-    lid = b.let(b.local_index(), "lid")
-    tx = b.let(lid & (TX - 1), "tx")
-    ty = b.let(lid >> _log2(TX), "ty")
-    col0 = b.let(b.workgroup_id(0) * t.tile_n, "col0")
-    row0 = b.let(b.workgroup_id(1) * t.tile_m, "row0")
-    z = b.let(b.workgroup_id(2), "z")
-    guard_m, guard_n, guard_k = m % t.tile_m != 0, n % t.tile_n != 0, k % TK != 0
+    f = tile_frame(name, m, n, k, t, ops, H4, A_SZ, B_SZ)
+    b, ctx, a_sh, b_sh, tx, ty, col0, row0, z = f.b, f.ctx, f.a_sh, f.b_sh, f.tx, f.ty, f.col0, f.row0, f.z
+    guard_m, guard_n, guard_k, units = f.guard_m, f.guard_n, f.guard_k, f.units
     a_vec, b_vec = ops.load_a4 is not None, ops.load_b4 is not None
     zero_h, zero4 = b.lit(0.0, H), b.vec(H4, 0.0)
-
-    def units(total: int, split: int, tag: str):
-        """Per invocation: (inner, outer, in_range or None) of each unit it moves."""
-        out = []
-        for i in range(-(-total // T)):
-            u = b.let(lid + i * T, f"u{tag}{i}") if i else lid
-            inner = b.let(u & (split - 1), f"{tag}i{i}")
-            outer = b.let(u >> _log2(split), f"{tag}o{i}")
-            out.append((inner, outer, (u < total) if (i + 1) * T > total else None))
-        return out
 
     a_units = units(A_SZ, TK4, "a")  # inner = k4 within the tile, outer = row
     b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
@@ -212,21 +193,13 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
 
     n_tiles = -(-k // TK)
     per_block = t.block // TK  # K-tiles per flush when a block spans several
-    fetch(b.lit(0))
-    stash(b.lit(0), b.lit(0))
-    b.barrier()
-    with b.for_range(0, n_tiles, name="kt") as kt:
-        odd = b.let(kt & 1, "stage")
-        more = b.let(kt + 1 < n_tiles, "more")
-        with b.if_(more):  # prefetch the next K-tile into registers
-            fetch((kt + 1) * TK)
-        multiply(b.let(odd * A_SZ, "sa"), b.let(odd * B_SZ, "sb"))
-        if per_block > 1 and n_tiles > per_block:
-            with b.if_((kt & (per_block - 1)) == per_block - 1):
-                flush()
-        with b.if_(more):  # ... and park it in the other stage
-            stash(b.let((odd ^ 1) * A_SZ), b.let((odd ^ 1) * B_SZ))
-        b.barrier()
+
+    def flush_every_block(kt) -> None:
+        with b.if_((kt & (per_block - 1)) == per_block - 1):
+            flush()
+
+    f.k_loop(k, TK, A_SZ, B_SZ, fetch, stash, multiply,
+             flush_every_block if per_block > 1 and n_tiles > per_block else None)
     if per_block > 1:
         flush()  # the last (partial) block; a no-op add of zeros when it was flushed already
 
