@@ -72,6 +72,14 @@ class Array:
         self._buf: Buffer | None = None
         self._expr = expr
 
+    @classmethod
+    def _lazy(cls, shape: tuple[int, ...], dtype: np.dtype, device: Any, expr: Node) -> Array:
+        """A pending array from a recorded node (``shape`` already a tuple of ints): the record path's
+        constructor, without the checks of ``__init__``."""
+        a = cls.__new__(cls)
+        a._shape, a._dtype, a._device, a._buf, a._expr = shape, dtype, device, None, expr
+        return a
+
     # ---- storage ----------------------------------------------------------------------------------
     def _allocate(self, zeroed: bool = True) -> Any:
         """This array's resident buffer (allocated on first call; freed when the array is collected). For a

@@ -21,8 +21,8 @@ from . import _dtypes as D
 from . import _math as M
 from ._array import Array
 from ._device import same_device
-from ._expr import OPS, Map, Node, Scalar, broadcast_view
-from ._fuse import cut
+from ._expr import OPS, Leaf, Map, Node, Scalar, broadcast_view
+from ._fuse import MAX_LEAVES, MAX_NODES, cut
 
 Scalarish = bool | int | float
 F32 = "f32"
@@ -43,11 +43,72 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 _PROMOTED: dict[tuple, np.dtype] = {}  # dtypes of the array operands -> their promoted dtype
 
 
-def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] = lambda d: d,
+def _same(d: np.dtype) -> np.dtype:
+    return d
+
+
+def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept: str,
+            float_only: bool) -> Array | None:
+    """The common binary case without the general rules: two arrays of one dtype, shape and device, or an
+    array and a Python float (float array) or int (int or float array) that needs no promotion, with the
+    tree inside the limits. None: use the general path (which also raises every error)."""
+    tx, ty = type(x), type(y)
+    if tx is Array and ty is Array:
+        dt = x._dtype
+        if y._dtype != dt or x._shape != y._shape or x._device is not y._device:
+            return None
+        nx = x._expr if x._expr is not None else Leaf(x)
+        ny = y._expr if y._expr is not None else Leaf(y)
+        arr = x
+    else:
+        if tx is Array:
+            arr, s = x, y
+        elif ty is Array:
+            arr, s = y, x
+        else:
+            return None
+        dt = arr._dtype
+        ts = type(s)
+        if ts is float:
+            if dt.kind != "f":
+                return None
+        elif ts is int:
+            if dt.kind in "iu":
+                D.check_scalar(s, dt, op)
+            elif dt.kind != "f":
+                return None
+        else:
+            return None
+        node = arr._expr if arr._expr is not None else Leaf(arr)
+        sc = Scalar(s, dt)
+        nx, ny = (node, sc) if tx is Array else (sc, node)
+    if dt.kind not in accept or (float_only and dt.kind != "f"):
+        return None
+    shape, odt = arr._shape, out(dt)
+    m = Map(op, (nx, ny), odt, shape)
+    if m.size > MAX_NODES or len(m.leaf_ids) > MAX_LEAVES:
+        return None  # the general path cuts the tree
+    return Array._lazy(shape, odt, arr._device, m)
+
+
+def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] = _same,
           accept: str = "biuf", float_only: bool = False, what: str | None = None) -> Array:
     """Record ``op`` over ``args`` (Arrays and Python scalars, at least one Array): the arrays' promoted
     dtype (float32 for ``float_only`` ops given integers) must be of a kind in ``accept`` ('b', 'i', 'u',
     'f'); ``out`` maps it to the result dtype. Returns a lazy Array."""
+    if what is None:
+        if len(args) == 2:
+            fast = _apply2(op, args[0], args[1], out, accept, float_only)
+            if fast is not None:
+                return fast
+        elif len(args) == 1 and type(args[0]) is Array:
+            x = args[0]
+            k = x._dtype.kind
+            if k in accept and (k == "f" or not float_only):
+                node = x._expr if x._expr is not None else Leaf(x)
+                if node.size < MAX_NODES:  # one more node, no new leaf
+                    odt = out(x._dtype)
+                    return Array._lazy(x._shape, odt, x._device, Map(op, (node,), odt, x._shape))
     # runs once per recorded op: plain loops and cached promotions (a chain of small ops is host-bound)
     arrays: list[Array] = []
     scalars = False
