@@ -27,6 +27,7 @@ from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
 from ._dtypes import ir_type
 from ._expr import Emitter, Leaf, Node, collect
+from ._fuse_vec import vec4_program
 
 if TYPE_CHECKING:
     from ._array import Array, Buffer
@@ -120,7 +121,10 @@ def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
     ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
     c = collect(node)
 
-    def build() -> Program:
+    def build() -> Program:  # the vec4 variant where valid: a function of the key (see _fuse_vec)
+        vec = vec4_program(node, WORKGROUP)
+        if vec is not None:
+            return vec
         b = ProgramBuilder("array_fused", WORKGROUP)
         e = Emitter(b, node)
         n = node.count

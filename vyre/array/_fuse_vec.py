@@ -1,0 +1,135 @@
+"""The vec4 variant of a fused elementwise program: one invocation per 4 output elements, every
+buffer read and written as ``vec4<T>`` (what the op library's elementwise kernel does), so a fused
+chain moves its bytes at the rate of a single ``zip.add``.
+
+:func:`vec4_program` builds it for a tree where it gives the same values as the scalar program,
+else returns None (and :func:`vyre.array._fuse.program_for` builds the scalar one). Valid when:
+
+* the tree is Leaf, Scalar and Map nodes only (no View), every Leaf and Map of the root's shape,
+  so element ``i`` of every leaf is element ``i`` of the output;
+* the element count is a positive multiple of 4;
+* every dtype is float32, int32 or uint32 (no ``vec4<bool>`` buffers; float16 is left out);
+* every Map's op is in :data:`VEC_OPS` for its dtype: ops whose IR (vyre/array/_elementwise.py)
+  is the same expression on vec4 operands (``astype`` is emitted here as a vec4 cast: its IR casts
+  to a scalar type, which a vector cannot take). Left out: float ``maximum``/``minimum`` (their NaN test
+  compares ``x.dtype`` with ``"f32"``, so a ``vec4<f32>`` would silently skip it), ``tanh``
+  (``x.max(-10.0)``: min/max of a vector and a scalar does not type-check), and every op built on
+  comparisons, ``select`` or bit tests (the IR compares scalars only).
+
+The variant is a function of the program's structural key (it holds every node's op, dtype and
+shape, and every View), so the two never share a cache entry and no per-evaluation check is made.
+Buffers keep the scalar program's names and binding order (leaves, parameters, ``out``): the plan
+binds the same handles. The declared counts are in vec4s (``n / 4``), the same bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.builder import ProgramBuilder
+from ..ir.program import Program
+from ..ir.types import DataType
+from ..ir.values import BufRef, Val
+from ._dtypes import ir_type
+from ._expr import OPS, Leaf, Map, Node, Scalar, collect
+
+LANES = 4
+NAME = "array_fused_v4"
+F32, I32, U32 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)
+_ALL = frozenset({F32, I32, U32})
+_INT = frozenset({I32, U32})
+_FLOAT = frozenset({F32})
+
+#: op -> the dtypes (of the Map's result) for which its IR is the same on vec4 operands
+VEC_OPS: dict[str, frozenset[np.dtype]] = {
+    "add": _ALL, "subtract": _ALL, "multiply": _ALL, "square": _ALL,
+    "positive": _ALL, "negative": _ALL, "abs": _ALL,  # u32: 0 - x and the identity
+    "divide": _FLOAT, "reciprocal": _FLOAT,  # float only (integer operands are cast first)
+    "maximum": _INT, "minimum": _INT,  # float ones test NaN by comparing x.dtype with "f32": see above
+    "sqrt": _FLOAT, "exp": _FLOAT, "log": _FLOAT, "log2": _FLOAT, "sin": _FLOAT, "cos": _FLOAT,
+    "tan": _FLOAT,
+    "floor": _ALL, "ceil": _ALL, "trunc": _ALL, "round": _ALL,  # integers: the identity
+    "bitwise_and": _INT, "bitwise_or": _INT, "bitwise_xor": _INT, "bitwise_invert": _INT,
+    "astype": _ALL,  # between f32, i32 and u32: emitted here as a vec4 cast (its IR casts to a scalar type)
+}
+
+
+def vectorizable(node: Node) -> bool:
+    """Whether the vec4 program of ``node`` computes what the scalar one does (see the module doc)."""
+    n = node.count
+    if n <= 0 or n % LANES:
+        return False
+    shape = node.shape
+    stack = [node]
+    while stack:  # at most MAX_NODES nodes, walked once per program built
+        x = stack.pop()
+        if x.dtype not in _ALL:
+            return False
+        if isinstance(x, Scalar):
+            continue
+        if x.shape != shape:
+            return False
+        if isinstance(x, Map):
+            if x.dtype not in VEC_OPS.get(x.op, ()) or any(a.dtype not in _ALL for a in x.args):
+                return False
+            stack.extend(x.args)
+        elif not isinstance(x, Leaf):
+            return False  # a View (or another kind of node): the scalar program
+    return True
+
+
+def _vec(d: np.dtype) -> DataType:
+    return DataType.vector(ir_type(d), LANES)
+
+
+class VecEmitter:
+    """The vec4 counterpart of :class:`vyre.array._expr.Emitter` for a vectorizable tree: the same
+    buffer names and order, ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted."""
+
+    def __init__(self, b: ProgramBuilder, node: Node):
+        self.b, self.node = b, node
+        c = collect(node)
+        self.leaves, self.scalars = c.leaves, c.scalars
+        self.bufs: dict[int, BufRef] = {
+            leaf.ident: b.buffer(f"in{k}", _vec(leaf.dtype), "read", count=leaf.count // LANES)
+            for k, leaf in enumerate(self.leaves)}
+        self.params = b.buffer("in_p", "u32", "read", count=len(self.scalars)) if self.scalars else None
+        self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+
+    def value(self, i: Val) -> Val:
+        """The vec4 of elements ``4i .. 4i+3``."""
+        return self._emit(self.node, i)
+
+    def _emit(self, n: Node, i: Val) -> Val:
+        b = self.b
+        if isinstance(n, Leaf):
+            return self.bufs[n.ident][i]
+        if isinstance(n, Scalar):
+            assert self.params is not None
+            w = self.params[self._slot[id(n)]]
+            t = ir_type(n.dtype)
+            return b.vec(_vec(n.dtype), w if t == DataType.U32 else w.bitcast(t))
+        assert isinstance(n, Map)  # vectorizable() admits nothing else
+        args = [self._emit(a, i) for a in n.args]
+        if n.op == "astype":  # the same component-wise conversion (float -> int saturates, NaN -> 0)
+            return b.let(args[0].cast(_vec(n.dtype)))
+        return b.let(OPS[n.op](b, args, [a.dtype for a in n.args], n.dtype))
+
+
+def vec4_program(node: Node, workgroup: int) -> Program | None:
+    """The vec4 program computing ``node`` into ``out`` (bound after the scalar program's buffers),
+    or None when the tree is not :func:`vectorizable`."""
+    if not vectorizable(node):
+        return None
+    b = ProgramBuilder(NAME, workgroup)
+    e = VecEmitter(b, node)
+    m = node.count // LANES
+    out = b.buffer("out", _vec(node.dtype), "write", count=m)
+    b.set_grid_from(out)
+    i = b.global_index()
+    with b.if_(i < b.lit(m, "u32")):
+        out[i] = e.value(i)
+    return b.build()
+
+
+__all__ = ["VEC_OPS", "vectorizable", "vec4_program", "VecEmitter", "NAME", "LANES"]
