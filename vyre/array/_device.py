@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -49,16 +50,16 @@ def same_device(arrays: Sequence[Any], what: str) -> Any:
     return dev
 
 
-_f16_cache: dict[int, tuple[Any, bool]] = {}
+_f16_cache: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # never keeps a backend alive
 
 
 def check_dtype_on(backend: Any, dtype: np.dtype) -> None:
     """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
     if dtype != np.float16:
         return
-    hit = _f16_cache.get(id(backend))
-    if hit is None or hit[0] is not backend:
-        hit = _f16_cache[id(backend)] = (backend, bool(backend.capabilities().f16))
-    if not hit[1]:
+    ok = _f16_cache.get(backend)
+    if ok is None:
+        ok = _f16_cache[backend] = bool(backend.capabilities().f16)
+    if not ok:
         raise UnsupportedDTypeError(f"float16 arrays need the shader-f16 feature, which {backend!r} lacks",
                                     fix="use float32, or an adapter with shader-f16 (VYRE_ADAPTER)")

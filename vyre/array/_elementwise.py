@@ -103,8 +103,8 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
                 return fast
         elif len(args) == 1 and type(args[0]) is Array:
             x = args[0]
-            k = x._dtype.kind
-            if k in accept and (k == "f" or not float_only):
+            kind = x._dtype.kind
+            if kind in accept and (kind == "f" or not float_only):
                 node = x._expr if x._expr is not None else Leaf(x)
                 if node.size < MAX_NODES:  # one more node, no new leaf
                     odt = out(x._dtype)

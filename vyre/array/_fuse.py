@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ def _bump(name: str, n: int = 1) -> None:
 
 
 _PARAMS_CACHE = 64
-_params: dict[int, tuple[Any, OrderedDict[bytes, Any]]] = {}
+_params: weakref.WeakKeyDictionary[Any, OrderedDict[bytes, Any]] = weakref.WeakKeyDictionary()  # by backend
 
 
 def params_handle(backend: Any, words: np.ndarray) -> Any:
@@ -67,10 +68,9 @@ def params_handle(backend: Any, words: np.ndarray) -> Any:
     (a per-backend LRU of 64): a loop repeating ``x * 2 + 1`` uploads its scalars once. Never free it."""
     key = words.tobytes()
     with _lock:
-        entry = _params.get(id(backend))
-        if entry is None or entry[0] is not backend:
-            entry = _params[id(backend)] = (backend, OrderedDict())
-        cache = entry[1]
+        cache = _params.get(backend)
+        if cache is None:
+            cache = _params[backend] = OrderedDict()
         h = cache.get(key)
         if h is not None:
             cache.move_to_end(key)
