@@ -18,8 +18,8 @@ Timing, the same for vyre and every baseline: synchronized wall time per evaluat
 ``--reps`` samples of ``inner`` back-to-back evaluations (``_harness.host_timing``). One evaluation
 includes what the user waits for: building the expression (vyre records it lazily), running it, and
 waiting for the device to finish (vyre ``evaluate()`` then a 4-byte download of the result, whose
-mapped read waits for that submission -- ``evaluate()`` only submits, and ``backend.flush()`` trusts
-the driver's queue-empty flag; torch ``torch.cuda.synchronize()``; cupy ``Device().synchronize()``);
+mapped read waits for that submission -- ``evaluate()`` only submits; ``backend.flush()`` costs the
+same, a fence submission and a map; torch ``torch.cuda.synchronize()``; cupy ``Device().synchronize()``);
 the small chain and the sums end in a download instead. Inputs are on the device beforehand; outputs
 are allocated per evaluation, as user code does.
 ``ratio`` = baseline time / vyre time (> 1: vyre is faster).
