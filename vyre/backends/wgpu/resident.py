@@ -27,7 +27,15 @@ from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import as_u8, check_outs, check_resident_bindings, fold_grid, params_words, plan_resident
+from ..host import (
+    as_u8,
+    check_outs,
+    check_resident_bindings,
+    check_uniform_sizes,
+    fold_grid,
+    params_words,
+    plan_resident,
+)
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
@@ -271,14 +279,16 @@ class ResidentStore:
             self._store.validate(program)
             plan = plan_resident(program, sizes, config,
                                  max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
+            check_uniform_sizes(plan, st.limits.get("max-uniform-buffer-binding-size", 65536), what)
             workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
             words = params_words(plan)
             wbytes = words.tobytes()
             st.plans[pkey] = (program, config, (plan, workgroups, words, wbytes))
             while len(st.plans) > PLAN_CACHE_CAP:
                 st.plans.popitem(last=False)
-        check_resident_bindings(plan, [h.id for h in handles],
-                                st.limits.get("max-uniform-buffer-binding-size", 65536), what)
+        ids = [h.id for h in handles]
+        if len(set(ids)) != len(ids):  # aliasing is only possible then (uniform sizes: checked with the plan)
+            check_resident_bindings(plan, ids, st.limits.get("max-uniform-buffer-binding-size", 65536), what)
         compiled = self._store.compiled(program)
         entries = st.entries
         serials = tuple(entries[h.id][2] for h in handles)

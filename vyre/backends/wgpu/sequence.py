@@ -76,9 +76,10 @@ class Sequences:
         with self._dev.lock:
             st = self._resident.state()
             pre = self.steps(st, prefix, "step")
-            rep = self.steps(st, repeated, "repeated step")
+            rep = [] if isinstance(repeated, tuple) and not repeated else self.steps(st, repeated, "repeated step")
             reads = [] if read is None else [self._resident.range(st, r, f"read {k}") for k, r in enumerate(read)]
-            steps = itertools.chain(pre, itertools.chain.from_iterable(itertools.repeat(rep, int(repeat_count))))
+            steps = (itertools.chain(pre, itertools.chain.from_iterable(itertools.repeat(rep, int(repeat_count))))
+                     if rep and repeat_count else pre)
             work = Work(label="vyre-resident-sequence", passes=[Pass(steps)],
                         reads=[Read(buf, off, n) for buf, off, n in reads])
             if not timed:
