@@ -31,6 +31,9 @@ class Limits(BaseModel):
     #: uniform buffers per shader stage, vyre's hidden params uniform included; None: not checked
     #: (WebGPU's default is 12)
     max_uniform_buffers_per_shader_stage: int | None = None
+    #: loop iterations one invocation may run in all, counted where the program fixes them (vyre.ir.trips);
+    #: None: not checked. The GPU backend sets 65535 on llvmpipe (lavapipe), which ends loops silently there
+    max_loop_iterations: int | None = None
 
     @classmethod
     def of(cls, limits: object) -> Limits:

@@ -42,6 +42,7 @@ from .nodes import (
 )
 from .program import Program
 from .traverse import Visitor, expr_depth, walk_expr
+from .trips import static_loop_trips
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .uniformity import uniformity_problems
@@ -77,6 +78,8 @@ RULES = {
     "grid-from": "grid_from, when set, names one of the program's storage (non-uniform) buffers",
     "duplicate-name": "buffer and workgroup array names are unique",
     "buffer-count": "a declared buffer count is >= 1",
+    "loop-iterations": "the loop iterations one invocation runs, where the program fixes them, stay within the "
+                       "adapter's limit when it has one (llvmpipe ends loops after 65,535 in all, silently)",
     "nesting": f"blocks nest at most {MAX_BLOCK_DEPTH} deep and expressions at most {MAX_EXPR_DEPTH} deep",
 }
 
@@ -138,6 +141,15 @@ class _Checker(Visitor[None], covers=STMT_TYPES):
             self.add("subgroup-uniformity", sg.path, sg.op,
                      f"the subgroup operation at {sg.path} must run in workgroup-uniform control flow with a "
                      f"uniform mask/delta: {sg.reason}", _SUBGROUP_FIX)
+        cap = self.limits.max_loop_iterations
+        if cap is not None:
+            t = static_loop_trips(self.p)
+            if t.trips > cap:
+                self.add("loop-iterations", t.path, t.node,
+                         f"one invocation runs up to {t.trips} loop iterations (the most from the loop at {t.path}); "
+                         f"this adapter ends loops after {cap} in all without an error, so the result would be wrong",
+                         "run it on a GPU adapter, or give each invocation less work (smaller sizes per dispatch, "
+                         "more invocations)")
         return self.issues.found
 
     # ---- scopes -------------------------------------------------------------

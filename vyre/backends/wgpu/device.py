@@ -64,6 +64,17 @@ def create_device(adapter, label: str = "vyre"):
     return device, enabled, limits
 
 
+#: llvmpipe (lavapipe) ends a shader invocation's loops after this many iterations in all, without an error
+#: (Mesa gallivm's LP_MAX_TGSI_LOOP_ITERATIONS; see vyre/ir/trips.py)
+LLVMPIPE_LOOP_ITERATIONS = 65535
+
+
+def driver_limits(info: dict) -> dict:
+    """Limits a driver has beyond what WebGPU reports: llvmpipe's loop cut-off."""
+    text = " ".join(str(info.get(k, "")) for k in ("device", "description", "driver", "driver_info")).lower()
+    return {"max-loop-iterations": LLVMPIPE_LOOP_ITERATIONS} if "llvmpipe" in text else {}
+
+
 class Device:
     """One adapter and the device opened on it (reopened in place by :meth:`recover`)."""
 
@@ -85,6 +96,11 @@ class Device:
     @property
     def info(self) -> dict:
         return self.choice.info
+
+    @property
+    def validation_limits(self) -> dict:
+        """What the validator checks programs against: the device's limits and the driver's own."""
+        return {**self.limits, **driver_limits(self.info)}
 
     def open(self) -> None:
         """Open a device on the chosen adapter (its wanted features, maximal compute limits)."""

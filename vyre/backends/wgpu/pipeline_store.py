@@ -108,7 +108,7 @@ class PipelineStore:
                 return
         if self._validate_fn is not None:
             self._stats.bump("validations")
-            self._validate_fn(program, limits=self._dev.limits)
+            self._validate_fn(program, limits=self._dev.validation_limits)
         if fp is None:
             try:
                 fp = program.fingerprint
@@ -126,7 +126,7 @@ class PipelineStore:
 
     # ---- lowering ---------------------------------------------------------------------------------
     def _disk_scope(self, config) -> str:
-        return json.dumps([repr(codegen_key(config)), limits_digest(self._dev.limits)])
+        return json.dumps([repr(codegen_key(config)), limits_digest(self._dev.validation_limits)])
 
     def _disk_lowering(self, fp: str, config=None):
         """A lowering from the disk cache (kept in the memory LRU), or None. Probes disk once per program."""
