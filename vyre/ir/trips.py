@@ -86,6 +86,7 @@ def _block(body: list[Stmt], path: str) -> tuple[int, str, For | None]:
     total, where, node, best = 0, "", None, -1
     for k, s in enumerate(body):
         here = f"{path}[{k}]"
+        hit: tuple[int, str, For | None]
         if isinstance(s, For):
             n = _for_trips(s)
             if n is None:
