@@ -54,11 +54,6 @@ def reset_fusion_stats() -> None:
             _stats[k] = 0
 
 
-def _bump(name: str, n: int = 1) -> None:
-    with _lock:
-        _stats[name] += n
-
-
 _PARAMS_CACHE = 64
 _params: weakref.WeakKeyDictionary[Any, OrderedDict[bytes, Any]] = weakref.WeakKeyDictionary()  # by backend
 
@@ -182,8 +177,9 @@ class Plan:
         try:
             if self.steps:
                 got = self.backend.dispatch_resident_sequence(self.steps, read)
-                _bump("submissions")
-                _bump("kernels_dispatched", len(self.steps))
+                with _lock:
+                    _stats["submissions"] += 1
+                    _stats["kernels_dispatched"] += len(self.steps)
             for buf in self.filled:  # only after success: on failure the work stays pending
                 buf.pending = None
             for a in self.done:
