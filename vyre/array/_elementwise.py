@@ -68,6 +68,8 @@ def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept
         else:
             return None
         dt = arr._dtype
+        if dt.kind not in accept or (float_only and dt.kind != "f"):
+            return None  # before the scalar's range check: the general path may convert the array first
         ts = type(s)
         if ts is float:
             if dt.kind != "f":
