@@ -285,33 +285,43 @@ class Emitter:
         self.key, self.leaves, self.scalars = c.key, c.leaves, c.scalars
         self.bufs: dict[int, BufRef] = {}
         for k, leaf in enumerate(self.leaves):
-            self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", ir_type(leaf.dtype), "read", count=max(1, leaf.count))
+            t, count = self.leaf_buffer(leaf)
+            self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", t, "read", count=count)
         self.params = (b.buffer(f"{prefix}_p", "u32", "read", count=len(self.scalars))
                        if self.scalars else None)
         self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+
+    def leaf_buffer(self, leaf: Leaf) -> tuple[Any, int]:
+        """The element type and count a leaf's buffer is declared with."""
+        return ir_type(leaf.dtype), max(1, leaf.count)
 
     def value(self, i: Val) -> Val:
         """The value of element ``i`` (a u32 row-major index into the node's shape)."""
         return self._emit(self.node, i)
 
+    def scalar(self, n: Scalar) -> Val:
+        """A scalar parameter: its u32 word from the parameter buffer, as its dtype."""
+        assert self.params is not None
+        w = self.params[self._slot[id(n)]]
+        t = ir_type(n.dtype)
+        if t == DataType.BOOL:
+            return w != 0
+        if t == DataType.F16:
+            return w.bitcast("f32").cast("f16")
+        return w if t == DataType.U32 else w.bitcast(t)
+
+    def map(self, n: Map, args: list[Val]) -> Val:
+        return self.b.let(OPS[n.op](self.b, args, [a.dtype for a in n.args], n.dtype))
+
     def _emit(self, n: Node, i: Val) -> Val:
-        b = self.b
         if isinstance(n, Leaf):
             return self.bufs[n.ident][i]
         if isinstance(n, Scalar):
-            assert self.params is not None
-            w = self.params[self._slot[id(n)]]
-            t = ir_type(n.dtype)
-            if t == DataType.BOOL:
-                return w != 0
-            if t == DataType.F16:
-                return w.bitcast("f32").cast("f16")
-            return w if t == DataType.U32 else w.bitcast(t)
+            return self.scalar(n)
         if isinstance(n, Map):
-            args = [self._emit(a, i) for a in n.args]
-            return b.let(OPS[n.op](b, args, [a.dtype for a in n.args], n.dtype))
+            return self.map(n, [self._emit(a, i) for a in n.args])
         if isinstance(n, View):
-            return self._emit(n.child, b.let(n.source_index(b, i)))
+            return self._emit(n.child, self.b.let(n.source_index(self.b, i)))
         raise TypeError(f"unknown node {type(n).__name__}")
 
 

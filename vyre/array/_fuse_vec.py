@@ -24,14 +24,16 @@ binds the same handles. The declared counts are in vec4s (``n / 4``), the same b
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
 from ..ir.types import DataType
-from ..ir.values import BufRef, Val
+from ..ir.values import Val
 from ._dtypes import ir_type
-from ._expr import OPS, Leaf, Map, Node, Scalar, collect
+from ._expr import Emitter, Leaf, Map, Node, Scalar
 
 LANES = 4
 NAME = "array_fused_v4"
@@ -82,38 +84,20 @@ def _vec(d: np.dtype) -> DataType:
     return DataType.vector(ir_type(d), LANES)
 
 
-class VecEmitter:
-    """The vec4 counterpart of :class:`vyre.array._expr.Emitter` for a vectorizable tree: the same
-    buffer names and order, ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted."""
+class VecEmitter(Emitter):
+    """:class:`vyre.array._expr.Emitter` for a vectorizable tree: the same buffer names and order,
+    ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted, ``astype`` as a vec4 cast."""
 
-    def __init__(self, b: ProgramBuilder, node: Node):
-        self.b, self.node = b, node
-        c = collect(node)
-        self.leaves, self.scalars = c.leaves, c.scalars
-        self.bufs: dict[int, BufRef] = {
-            leaf.ident: b.buffer(f"in{k}", _vec(leaf.dtype), "read", count=leaf.count // LANES)
-            for k, leaf in enumerate(self.leaves)}
-        self.params = b.buffer("in_p", "u32", "read", count=len(self.scalars)) if self.scalars else None
-        self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+    def leaf_buffer(self, leaf: Leaf) -> tuple[Any, int]:
+        return _vec(leaf.dtype), leaf.count // LANES
 
-    def value(self, i: Val) -> Val:
-        """The vec4 of elements ``4i .. 4i+3``."""
-        return self._emit(self.node, i)
+    def scalar(self, n: Scalar) -> Val:
+        return self.b.vec(_vec(n.dtype), super().scalar(n))
 
-    def _emit(self, n: Node, i: Val) -> Val:
-        b = self.b
-        if isinstance(n, Leaf):
-            return self.bufs[n.ident][i]
-        if isinstance(n, Scalar):
-            assert self.params is not None
-            w = self.params[self._slot[id(n)]]
-            t = ir_type(n.dtype)
-            return b.vec(_vec(n.dtype), w if t == DataType.U32 else w.bitcast(t))
-        assert isinstance(n, Map)  # vectorizable() admits nothing else
-        args = [self._emit(a, i) for a in n.args]
+    def map(self, n: Map, args: list[Val]) -> Val:
         if n.op == "astype":  # the same component-wise conversion (float -> int saturates, NaN -> 0)
-            return b.let(args[0].cast(_vec(n.dtype)))
-        return b.let(OPS[n.op](b, args, [a.dtype for a in n.args], n.dtype))
+            return self.b.let(args[0].cast(_vec(n.dtype)))
+        return super().map(n, args)
 
 
 def vec4_program(node: Node, workgroup: int) -> Program | None:
@@ -122,7 +106,7 @@ def vec4_program(node: Node, workgroup: int) -> Program | None:
     if not vectorizable(node):
         return None
     b = ProgramBuilder(NAME, workgroup)
-    e = VecEmitter(b, node)
+    e = VecEmitter(b, node)  # value(i): the vec4 of elements 4i .. 4i+3
     m = node.count // LANES
     out = b.buffer("out", _vec(node.dtype), "write", count=m)
     b.set_grid_from(out)
