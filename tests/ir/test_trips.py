@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vyre.backends.config import DispatchConfig
 from vyre.errors import ValidationError
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.trips import UNROLLED, static_loop_trips
@@ -84,6 +85,28 @@ def test_the_rule_names_the_loop_and_a_fix():
     assert check(nest(65535), CAP) == []
 
 
+def count_to_len():
+    """``y[i]`` = the length of ``x``, counted by a loop bounded by ``len(x)``: its count depends on the
+    buffer sizes of a dispatch, so only the plan can check it."""
+    b = ProgramBuilder("count_to_len", 64)
+    x = b.buffer("x", "u32")
+    y = b.buffer("y", "u32", access="write", count=64)
+    i = b.global_index()
+    acc = b.var("u32", i * 0, name="acc")
+    with b.for_range(0, x.len(), name="r"):
+        acc.set(acc + 1)
+    with b.if_(i < y.len()):
+        y[i] = acc
+    return b.build()
+
+
+def test_len_bounds_count_with_sizes():
+    p = count_to_len()
+    assert static_loop_trips(p).trips == 0
+    assert static_loop_trips(p, {"x": 70000, "y": 4}).trips == 70000
+    assert check(p, CAP) == []  # the validator cannot see it; the dispatch's plan does (below)
+
+
 def test_lavapipe_limit_matches(gpu):
     """On llvmpipe: just under the limit runs whole (so the rule is not stricter than the driver); over it
     the program is refused before any GPU work (it would return 65535)."""
@@ -98,5 +121,18 @@ def test_lavapipe_limit_matches(gpu):
             gpu.dispatch_resident(nest(70000), [h], (1, 1, 1))
         with pytest.raises(ValidationError, match="loop-iterations"):
             gpu.dispatch_resident(nest(2000, 40), [h], (1, 1, 1))
+        # a len(x) bound: checked with each dispatch's sizes, on the dispatch and the resident paths
+        p = count_to_len()
+        one = DispatchConfig(grid=(1, 1, 1))
+        (y,) = gpu.dispatch(p, [np.zeros(60000, np.uint32)], one)
+        assert int(y.view(np.uint32)[0]) == 60000
+        with pytest.raises(ValidationError, match="with these buffer sizes"):
+            gpu.dispatch(p, [np.zeros(70000, np.uint32)], one)
+        big = gpu.allocate_resident(70000 * 4)
+        try:
+            with pytest.raises(ValidationError, match="loop-iterations"):
+                gpu.dispatch_resident(p, [big, h], (1, 1, 1))
+        finally:
+            gpu.free_resident(big)
     finally:
         gpu.free_resident(h)

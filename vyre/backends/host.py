@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import DispatchError, ValidationError
 from ..ir.program import BufferDecl, Program
+from ..ir.trips import loop_iterations_issue
 from ..ir.types import Access, DataType
 from .config import DispatchConfig
 from .grid import MAX_WORKGROUPS_PER_DIM, GridFacts, default_grid, fold_grid, grid_for_count
@@ -388,6 +389,17 @@ def check_uniform_sizes(plan: DispatchPlan, limit: int, what: str = "") -> None:
                 f"adapter's uniform binding limit of {limit} bytes",
                 fix="declare it with access='read' (a read-only storage buffer) instead",
             )
+
+
+def check_loop_iterations(plan: DispatchPlan, cap: int | None) -> None:
+    """On an adapter that ends loops after ``cap`` iterations (llvmpipe), refuse a dispatch whose loops run
+    more with its buffer sizes (bounds like ``len(x)``, which the validator cannot count) before any GPU
+    work: ValidationError, rule ``loop-iterations`` (see vyre/ir/trips.py)."""
+    if cap is None:
+        return
+    issue = loop_iterations_issue(plan.program, cap, {b.decl.name: b.count for b in plan.buffers})
+    if issue is not None:
+        raise ValidationError(plan.program.name, [issue])
 
 
 def check_resident_bindings(plan: DispatchPlan, handle_ids: Sequence[int], limit: int, what: str) -> None:

@@ -17,10 +17,13 @@ nor is anything inside them: the check cannot see them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .nodes import Binary, BinOp, Break, Cast, Expr, For, If, Lit, Stmt
+from ..errors import ValidationIssue
+from .nodes import Binary, BinOp, Break, BufLen, Cast, Expr, For, If, Lit, Stmt
 from .program import Program
+from .validate_decls import node_text
 
 #: Constant trip counts Mesa unrolls completely (so llvmpipe's counter never sees them); small bodies only,
 #: as vyre's inner tile loops are.
@@ -36,14 +39,16 @@ class LoopTrips:
     node: For | None
 
 
-def _value(e: Expr) -> int | None:
-    """An integer expression of literals, or None."""
+def _value(e: Expr, lens: Mapping[str, int] | None) -> int | None:
+    """An integer expression of literals and (with ``lens``) buffer lengths, or None."""
     if isinstance(e, Lit):
         return int(e.value) if isinstance(e.value, (bool, int)) else None
+    if isinstance(e, BufLen):
+        return None if lens is None else lens.get(e.buffer)
     if isinstance(e, Cast):
-        return _value(e.arg)
+        return _value(e.arg, lens)
     if isinstance(e, Binary):
-        a, b = _value(e.lhs), _value(e.rhs)
+        a, b = _value(e.lhs, lens), _value(e.rhs, lens)
         if a is None or b is None:
             return None
         op = e.op
@@ -72,8 +77,8 @@ def _breaks(body: list[Stmt]) -> bool:
     return False
 
 
-def _for_trips(s: For) -> int | None:
-    start, end = _value(s.start), _value(s.end)
+def _for_trips(s: For, lens: Mapping[str, int] | None) -> int | None:
+    start, end = _value(s.start, lens), _value(s.end, lens)
     if start is None or end is None or _breaks(s.body):
         return None
     span = end - start if s.step > 0 else start - end
@@ -81,22 +86,22 @@ def _for_trips(s: For) -> int | None:
     return max(0, -(-span // step))
 
 
-def _block(body: list[Stmt], path: str) -> tuple[int, str, For | None]:
+def _block(body: list[Stmt], path: str, lens: Mapping[str, int] | None) -> tuple[int, str, For | None]:
     """(static iterations of ``body``, path and node of the loop contributing most)."""
     total, where, node, best = 0, "", None, -1
     for k, s in enumerate(body):
         here = f"{path}[{k}]"
         hit: tuple[int, str, For | None]
         if isinstance(s, For):
-            n = _for_trips(s)
+            n = _for_trips(s, lens)
             if n is None:
                 continue  # unknown: neither it nor what it contains is counted
-            inner, _, _ = _block(s.body, here + ".body")
+            inner, _, _ = _block(s.body, here + ".body", lens)
             t = n * inner + (0 if n <= UNROLLED else n)
             hit = (t, here, s)
         elif isinstance(s, If):
-            a, pa, na = _block(s.then, here + ".then")
-            b, pb, nb = _block(s.otherwise, here + ".otherwise")
+            a, pa, na = _block(s.then, here + ".then", lens)
+            b, pb, nb = _block(s.otherwise, here + ".otherwise", lens)
             t = a + b
             hit = (t, pa, na) if a >= b else (t, pb, nb)
         else:
@@ -107,11 +112,25 @@ def _block(body: list[Stmt], path: str) -> tuple[int, str, For | None]:
     return total, where, node
 
 
-def static_loop_trips(program: Program) -> LoopTrips:
+def static_loop_trips(program: Program, lens: Mapping[str, int] | None = None) -> LoopTrips:
     """Upper bound of the loop iterations one invocation of ``program`` runs, over the loops it can see
-    (see the module docstring); 0 with no such loop."""
-    total, path, node = _block(program.body, "body")
+    (see the module docstring); 0 with no such loop. ``lens``: element counts by buffer name (a dispatch's
+    plan), so bounds like ``len(x)`` count too."""
+    total, path, node = _block(program.body, "body", lens)
     return LoopTrips(total, path, node)
 
 
-__all__ = ["LoopTrips", "UNROLLED", "static_loop_trips"]
+def loop_iterations_issue(program: Program, cap: int, lens: Mapping[str, int] | None = None) -> ValidationIssue | None:
+    """The ``loop-iterations`` issue of ``program`` under an adapter that ends loops after ``cap``, or None."""
+    t = static_loop_trips(program, lens)
+    if t.trips <= cap:
+        return None
+    sizes = " with these buffer sizes" if lens is not None else ""
+    return ValidationIssue(
+        "loop-iterations", t.path, node_text(t.node),
+        f"one invocation runs up to {t.trips} loop iterations{sizes} (the most from the loop at {t.path}); this "
+        f"adapter ends loops after {cap} in all without an error, so the result would be wrong",
+        "run it on a GPU adapter, or give each invocation less work (smaller sizes per dispatch, more invocations)")
+
+
+__all__ = ["LoopTrips", "UNROLLED", "static_loop_trips", "loop_iterations_issue"]

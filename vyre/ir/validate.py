@@ -42,7 +42,7 @@ from .nodes import (
 )
 from .program import Program
 from .traverse import Visitor, expr_depth, walk_expr
-from .trips import static_loop_trips
+from .trips import loop_iterations_issue
 from .types import Access, DataType
 from .typing import TypeEnv, infer
 from .uniformity import uniformity_problems
@@ -143,13 +143,9 @@ class _Checker(Visitor[None], covers=STMT_TYPES):
                      f"uniform mask/delta: {sg.reason}", _SUBGROUP_FIX)
         cap = self.limits.max_loop_iterations
         if cap is not None:
-            t = static_loop_trips(self.p)
-            if t.trips > cap:
-                self.add("loop-iterations", t.path, t.node,
-                         f"one invocation runs up to {t.trips} loop iterations (the most from the loop at {t.path}); "
-                         f"this adapter ends loops after {cap} in all without an error, so the result would be wrong",
-                         "run it on a GPU adapter, or give each invocation less work (smaller sizes per dispatch, "
-                         "more invocations)")
+            issue = loop_iterations_issue(self.p, cap)
+            if issue is not None:
+                self.issues.found.append(issue)
         return self.issues.found
 
     # ---- scopes -------------------------------------------------------------

@@ -8,6 +8,7 @@ on an older device (resident handles, pipelines, async dispatches) can tell it i
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import Any
@@ -101,6 +102,11 @@ class Device:
     def validation_limits(self) -> dict:
         """What the validator checks programs against: the device's limits and the driver's own."""
         return {**self.limits, **driver_limits(self.info)}
+
+    @functools.cached_property
+    def loop_cap(self) -> int | None:
+        """Loop iterations per invocation after which the driver ends loops silently (llvmpipe), or None."""
+        return driver_limits(self.info).get("max-loop-iterations")
 
     def open(self) -> None:
         """Open a device on the chosen adapter (its wanted features, maximal compute limits)."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import DeviceLostError, DispatchError, VyreError
 from ..config import DispatchConfig
-from ..host import DispatchPlan, check_uniform_sizes, fold_grid, plan_dispatch, storage_to_host
+from ..host import DispatchPlan, check_loop_iterations, check_uniform_sizes, fold_grid, plan_dispatch, storage_to_host
 from .jobs import Job, JobRunner, job_from_plan
 from .timestamps import TimedDispatch
 from .transfer import as_bytes4
@@ -108,6 +108,7 @@ class Dispatcher:
         limits = self._dev.limits
         plan = plan_dispatch(program, inputs, config, max_storage_bytes=int(limits["max-storage-buffer-binding-size"]))
         check_uniform_sizes(plan, int(limits.get("max-uniform-buffer-binding-size", 65536)))
+        check_loop_iterations(plan, self._dev.loop_cap)
         groups = fold_grid(plan.grid, int(limits["max-compute-workgroups-per-dimension"]))
         return plan, groups
 

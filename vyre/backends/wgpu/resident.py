@@ -29,6 +29,7 @@ from ..config import DispatchConfig
 from ..handles import ResidentHandle
 from ..host import (
     as_u8,
+    check_loop_iterations,
     check_outs,
     check_resident_bindings,
     check_uniform_sizes,
@@ -280,6 +281,7 @@ class ResidentStore:
             plan = plan_resident(program, sizes, config,
                                  max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
             check_uniform_sizes(plan, st.limits.get("max-uniform-buffer-binding-size", 65536), what)
+            check_loop_iterations(plan, self._dev.loop_cap)
             workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
             words = params_words(plan)
             wbytes = words.tobytes()
