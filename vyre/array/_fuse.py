@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import struct
 import threading
 import weakref
 from collections import OrderedDict
@@ -58,10 +59,24 @@ _PARAMS_CACHE = 64
 _params: weakref.WeakKeyDictionary[Any, OrderedDict[bytes, Any]] = weakref.WeakKeyDictionary()  # by backend
 
 
-def params_handle(backend: Any, words: np.ndarray) -> Any:
+def scalar_words(scalars: Sequence[Any]) -> bytes:
+    """The parameter words of scalar nodes (what :meth:`vyre.array._expr.Scalar.word` gives, packed at
+    once: f32 bits for floats (f16 too), 0/1 for bool, the two's complement for integers)."""
+    kinds = "".join([s.dtype.kind for s in scalars])
+    fmt = _WORD_FORMATS.get(kinds)
+    if fmt is None:
+        fmt = _WORD_FORMATS[kinds] = struct.Struct("<" + "".join(_WORD_CODE[k] for k in kinds))
+    return fmt.pack(*[s.value for s in scalars])
+
+
+_WORD_CODE = {"f": "f", "b": "?3x", "i": "i", "u": "I"}  # bool: one byte and 3 zero bytes, a u32 of 0/1
+_WORD_FORMATS: dict[str, struct.Struct] = {}
+
+
+def params_handle(backend: Any, words: bytes | np.ndarray) -> Any:
     """A resident buffer holding ``words`` (scalar parameters), shared by evaluations with the same values
     (a per-backend LRU of 64): a loop repeating ``x * 2 + 1`` uploads its scalars once. Never free it."""
-    key = words.tobytes()
+    key = words if isinstance(words, bytes) else words.tobytes()
     with _lock:
         cache = _params.get(backend)
         if cache is None:
@@ -70,8 +85,8 @@ def params_handle(backend: Any, words: np.ndarray) -> Any:
         if h is not None:
             cache.move_to_end(key)
             return h
-    h = backend.allocate_resident(max(4, words.nbytes))
-    backend.upload_resident(h, words)
+    h = backend.allocate_resident(max(4, len(key)))
+    backend.upload_resident(h, np.frombuffer(key, np.uint32))
     with _lock:
         cache[key] = h
         old = cache.popitem(last=False)[1] if len(cache) > _PARAMS_CACHE else None
@@ -111,7 +126,7 @@ class ProgramCache:
 _programs = ProgramCache(1024)
 
 
-def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
+def program_for(node: Node) -> tuple[Program, list[Leaf], bytes | None]:
     """The program computing ``node`` into an ``out`` buffer (one invocation per element, grid from
     ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
     c = collect(node)
@@ -131,8 +146,7 @@ def program_for(node: Node) -> tuple[Program, list[Leaf], np.ndarray | None]:
         return b.build()
 
     prog = _programs.get(c.key, build)
-    words = np.array([s.word() for s in c.scalars], dtype=np.uint32) if c.scalars else None
-    return prog, c.leaves, words
+    return prog, c.leaves, scalar_words(c.scalars) if c.scalars else None
 
 
 def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
@@ -169,7 +183,7 @@ class Plan:
         c = source if isinstance(source, Emitter) else collect(source)
         handles = [leaf.handle() for leaf in c.leaves]
         if c.scalars:
-            handles.append(params_handle(self.backend, np.array([s.word() for s in c.scalars], dtype=np.uint32)))
+            handles.append(params_handle(self.backend, scalar_words(c.scalars)))
         return handles
 
     def run(self, read: list | None = None) -> list[np.ndarray]:
@@ -257,6 +271,22 @@ def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -
     be empty)."""
     be: Any = backend if backend is not None else (arrays[0].device if arrays else None)
     p = Plan(be)
+    if len(arrays) == 1 and not nodes:  # the common case: one fresh tree over materialised leaves
+        a = arrays[0]
+        expr = a._expr
+        if (expr is not None and a._buf is None and expr.count
+                and all(leaf.buf.pending is None for leaf in expr.leafseq)):
+            a._allocate()
+            assert a._buf is not None
+            p.done.append(a)
+            p.filled.append(a._buf)
+            prog, leaves, words = program_for(expr)
+            handles = [leaf.buf.handle for leaf in leaves]
+            if words is not None:
+                handles.append(params_handle(be, words))
+            handles.append(a._buf.handle)
+            p.steps.append((prog, handles))
+            return p
     roots: list[Buffer] = []
     for a in arrays:
         if a._expr is not None:

@@ -95,6 +95,10 @@ class Sequences:
         if isinstance(steps, tuple) and len(steps) in (2, 3) and not isinstance(steps[0], (tuple, list)):
             raise DispatchError(f"{what}s must be a list of (program, handles[, grid]) steps, got one step",
                                 fix="wrap the step in a list: [(program, handles)]")
+        if type(steps) is list and len(steps) == 1:  # one step (an array evaluation): nothing to share
+            step = steps[0]
+            if type(step) is tuple and len(step) == 2:
+                return [self._resident.step(st, step[0], step[1], _DEFAULT_CONFIG, f"{what} 0")]
         memo: dict = {}
         out: list[Dispatch] = []
         append = out.append
