@@ -175,7 +175,7 @@ LIMITS = """## Limits measured on the H200 (why some targets are missed)
   encoder (14 µs) and the submit (22 µs), then a round trip to read 4 bytes (30-70 µs). That floor, with no
   Python at all, is above torch's 85-90 µs for ten small ops and a download, and the 2^26 sum's kernels
   (130 µs) plus it pass the 211 µs that 1.3x torch would take. The fused chain's kernel runs at 4.4 TB/s
-  (245 µs for 1 GiB), so that row is host-bound only in its last third.
+  (245 µs for 1 GiB) of that row's 419 µs.
 """
 
 
