@@ -473,7 +473,6 @@ class NativeDriver:
         self.device = device
         self.queue = queue
         self.mapper = NativeMapper(nat, spin_s)
-        self._fence: Any = None  # MAP_READ buffer of wait_idle
 
     @property
     def spin_s(self) -> float:
@@ -543,28 +542,6 @@ class NativeDriver:
         self.mapper.abandon(buf, token, size, 1)
 
     # ---- the queue --------------------------------------------------------------------------------
-    def wait_idle(self) -> None:
-        """Clear a small fence buffer in a new submission and map it: the map waits for every earlier
-        submission (queue order), as :meth:`PublicDriver.wait_idle` does. Polling until
-        ``wgpuDevicePoll`` reports an empty queue is no wait: on the H200 it returned while a 244 µs
-        kernel was still running (``evaluate(); flush()`` looped in 204 µs)."""
-        import wgpu
-
-        if self._fence is None:
-            self._fence = self.device.create_buffer(label="vyre-fence", size=16,
-                                                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-        with self.checked():
-            rec = self.recorder("vyre-fence")
-            try:
-                rec.clear(self._fence, 0, 16)
-                commands = rec.finish()
-            finally:
-                rec.release()
-        with self.checked():
-            self.submit(commands)
-        self.map(self._fence, 1, 16)
-        self.unmap(self._fence)
-
     def timestamp_period(self) -> float:
         """Nanoseconds per timestamp tick (1.0 when wgpu-native cannot tell)."""
         try:

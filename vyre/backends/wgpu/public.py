@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -85,7 +84,6 @@ class PublicDriver:
     def __init__(self, device, queue):
         self.device = device
         self.queue = queue
-        self._fence = None
 
     def checked(self):
         return contextlib.nullcontext()
@@ -149,24 +147,6 @@ class PublicDriver:
 
     def abandon_map(self, pending) -> None:
         pass
-
-    # ---- the queue --------------------------------------------------------------------------------
-    def wait_idle(self) -> None:
-        """Clear a small fence buffer in a new submission and map it: the map waits for everything before."""
-        import wgpu
-
-        if self._fence is None:
-            self._fence = self.device.create_buffer(label="vyre-fence", size=16,
-                                                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-        enc = self.device.create_command_encoder(label="vyre-fence")
-        enc.clear_buffer(self._fence, 0, 16)
-        self.queue.submit([enc.finish()])
-        deadline = time.monotonic() + MAP_TIMEOUT_S
-        promise = self._fence.map_async(wgpu.MapMode.READ, 0, 16)
-        promise.sync_wait()
-        if time.monotonic() > deadline:  # pragma: no cover - sync_wait has no timeout of its own
-            raise RuntimeError("waiting for the GPU did not complete: device lost?")
-        self._fence.unmap()
 
     def timestamp_period(self) -> float:
         return 1.0  # the public API does not expose it; 1.0 on lavapipe and NVIDIA
