@@ -26,9 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DispatchError, ValidationError
+from ..errors import DispatchError
 from ..ir.program import BufferDecl, Program
-from ..ir.trips import loop_iterations_issue
 from ..ir.types import Access, DataType
 from .config import DispatchConfig
 from .grid import MAX_WORKGROUPS_PER_DIM, GridFacts, default_grid, fold_grid, grid_for_count
@@ -380,42 +379,6 @@ def params_words(plan: DispatchPlan) -> np.ndarray:
 
 
 
-def check_uniform_sizes(plan: DispatchPlan, limit: int, what: str = "") -> None:
-    """Every uniform buffer of ``plan`` fits the adapter's uniform binding limit (16-byte rows)."""
-    for b in plan.buffers:
-        if b.decl.access is Access.UNIFORM and (b.nbytes + 15) // 16 * 16 > limit:
-            raise DispatchError(
-                f"{what + ': ' if what else ''}uniform buffer {b.decl.name!r} needs {b.nbytes} bytes, over this "
-                f"adapter's uniform binding limit of {limit} bytes",
-                fix="declare it with access='read' (a read-only storage buffer) instead",
-            )
-
-
-def check_loop_iterations(plan: DispatchPlan, cap: int | None) -> None:
-    """On an adapter that ends loops after ``cap`` iterations (llvmpipe), refuse a dispatch whose loops run
-    more with its buffer sizes (bounds like ``len(x)``, which the validator cannot count) before any GPU
-    work: ValidationError, rule ``loop-iterations`` (see vyre/ir/trips.py)."""
-    if cap is None:
-        return
-    issue = loop_iterations_issue(plan.program, cap, {b.decl.name: b.count for b in plan.buffers})
-    if issue is not None:
-        raise ValidationError(plan.program.name, [issue])
-
-
-def check_resident_bindings(plan: DispatchPlan, handle_ids: Sequence[int], limit: int, what: str) -> None:
-    """A resident dispatch's checks beyond sizes: uniform buffers within ``limit``, and no handle bound to
-    several buffers of the program when one of them is writable (the shader's view would be ambiguous)."""
-    check_uniform_sizes(plan, limit, what)
-    writers: dict[int, bool] = {}
-    for b, hid in zip(plan.buffers, handle_ids):
-        writes = b.decl.access.writable
-        if hid in writers and (writes or writers[hid]):
-            raise DispatchError(f"{what}: resident handle {hid} is bound to several buffers of "
-                                f"{plan.program.name!r}, one of them writable",
-                                fix="bind a writable buffer to its own handle")
-        writers[hid] = writers.get(hid, False) or writes
-
-
 def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfig | None = None,
                   max_storage_bytes: int | None = None) -> DispatchPlan:
     """Size every buffer of a dispatch over resident buffers of ``nbytes`` bytes (binding order).
@@ -465,7 +428,7 @@ def plan_resident(program: Program, nbytes: Sequence[int], config: DispatchConfi
 
 
 __all__ = [
-    "as_u8", "check_outs", "check_uniform_sizes", "check_resident_bindings",
+    "as_u8", "check_outs",
     "BufferPlan", "DispatchPlan", "MAX_WORKGROUPS_PER_DIM", "plan_dispatch", "fold_grid", "params_words",
     "host_to_storage", "storage_to_host", "storage_nbytes", "storage_dtype", "default_grid",
     "grid_for_count",

@@ -32,7 +32,8 @@ from ..errors import DispatchError
 from ..ir.program import Program
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, as_u8, check_outs, check_resident_bindings, fold_grid, plan_resident, storage_dtype
+from .host import DispatchPlan, as_u8, check_outs, fold_grid, plan_resident, storage_dtype
+from .plan_checks import check_resident_bindings
 
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1

@@ -19,7 +19,8 @@ import numpy as np
 
 from ...errors import DeviceLostError, DispatchError, VyreError
 from ..config import DispatchConfig
-from ..host import DispatchPlan, check_loop_iterations, check_uniform_sizes, fold_grid, plan_dispatch, storage_to_host
+from ..host import DispatchPlan, fold_grid, plan_dispatch, storage_to_host
+from ..plan_checks import check_loop_iterations, check_uniform_sizes
 from .jobs import Job, JobRunner, job_from_plan
 from .timestamps import TimedDispatch
 from .transfer import as_bytes4

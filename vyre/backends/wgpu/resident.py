@@ -27,16 +27,8 @@ from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import (
-    as_u8,
-    check_loop_iterations,
-    check_outs,
-    check_resident_bindings,
-    check_uniform_sizes,
-    fold_grid,
-    params_words,
-    plan_resident,
-)
+from ..host import as_u8, check_outs, fold_grid, params_words, plan_resident
+from ..plan_checks import check_loop_iterations, check_resident_bindings, check_uniform_sizes
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
