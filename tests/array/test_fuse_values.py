@@ -185,3 +185,27 @@ def test_random_programs_keep_numpy_values(xb, ops):
         np.testing.assert_array_equal(np.asarray(got), want)
     for a, r in zip(arrs, refs):
         np.testing.assert_array_equal(np.asarray(a), r)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("float32"), st.floats(width=32, allow_nan=False)),
+    st.tuples(st.just("float16"), st.floats(-60000, 60000, width=16)),
+    st.tuples(st.just("bool"), st.booleans()),
+    st.tuples(st.just("int32"), st.integers(-2**31, 2**31 - 1)),
+    st.tuples(st.just("uint32"), st.integers(0, 2**32 - 1))), min_size=1, max_size=6))
+def test_scalar_words_are_the_kernel_encoding(values):
+    """The parameter words of scalars: f32 bits for floats (f16 scalars travel as f32), 0/1 for bool,
+    the 32-bit pattern for integers; numpy computes the same words independently."""
+    from vyre.array._expr import Scalar
+
+    scalars = [Scalar(v, np.dtype(d)) for d, v in values]
+    want = []
+    for d, v in values:
+        if d.startswith("float"):
+            want.append(int(np.array([v], np.float32).view(np.uint32)[0]))
+        elif d == "bool":
+            want.append(int(v))
+        else:
+            want.append(int(np.array([v], d).view(np.uint32)[0]))
+    assert list(np.frombuffer(_fuse.scalar_words(scalars), np.uint32)) == want

@@ -53,23 +53,19 @@ def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept
     array and a Python float (float array) or int (int or float array) that needs no promotion, with the
     tree inside the limits. None: use the general path (which also raises every error)."""
     tx, ty = type(x), type(y)
+    arr = x if tx is Array else y if ty is Array else None
+    if arr is None:
+        return None
+    dt = arr._dtype
+    if dt.kind not in accept or (float_only and dt.kind != "f"):
+        return None  # (before a scalar's range check: the general path may convert the array first)
     if tx is Array and ty is Array:
-        dt = x._dtype
         if y._dtype != dt or x._shape != y._shape or x._device is not y._device:
             return None
         nx = x._expr if x._expr is not None else Leaf(x)
         ny = y._expr if y._expr is not None else Leaf(y)
-        arr = x
     else:
-        if tx is Array:
-            arr, s = x, y
-        elif ty is Array:
-            arr, s = y, x
-        else:
-            return None
-        dt = arr._dtype
-        if dt.kind not in accept or (float_only and dt.kind != "f"):
-            return None  # before the scalar's range check: the general path may convert the array first
+        s = y if tx is Array else x
         ts = type(s)
         if ts is float:
             if dt.kind != "f":
@@ -84,8 +80,6 @@ def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept
         node = arr._expr if arr._expr is not None else Leaf(arr)
         sc = Scalar(s, dt)
         nx, ny = (node, sc) if tx is Array else (sc, node)
-    if dt.kind not in accept or (float_only and dt.kind != "f"):
-        return None
     shape, odt = arr._shape, out(dt)
     m = Map(op, (nx, ny), odt, shape)
     if m.size > MAX_NODES or len(m.leaf_ids) > MAX_LEAVES:

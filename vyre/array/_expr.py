@@ -22,7 +22,6 @@ buffers to bind, the structural key) -- what a reduction uses to fuse the work t
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -130,15 +129,6 @@ class Scalar(Node):
     @property
     def scalars(self) -> tuple[Scalar, ...]:  # made on use, as Leaf.leafseq
         return (self,)
-
-    def word(self) -> int:
-        """The value as the u32 word of the parameter buffer (f16 scalars travel as f32 bits)."""
-        d = self.dtype
-        if d.kind == "f":
-            return struct.unpack("<I", struct.pack("<f", float(self.value)))[0]
-        if d.kind == "b":
-            return int(bool(self.value))
-        return int(self.value) & 0xFFFFFFFF
 
 
 class Map(Node):
