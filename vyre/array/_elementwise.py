@@ -326,7 +326,7 @@ OPS["bitwise_right_shift"] = _shift(False)
 _FLOAT_IR: dict[str, Callable[..., Val]] = {
     "sqrt": lambda b, x: x.sqrt(), "exp": lambda b, x: x.exp(), "log": lambda b, x: x.log(),
     "log2": lambda b, x: x.log2(), "sin": lambda b, x: x.sin(), "cos": lambda b, x: x.cos(),
-    "tan": lambda b, x: x.tan(), "tanh": lambda b, x: x.max(-10.0).min(10.0).tanh(),
+    "tan": lambda b, x: x.tan(), "tanh": lambda b, x: M.keep_nan(b, x, x.max(-10.0).min(10.0).tanh()),
     "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan, "asin": M.asin, "acos": M.acos,
     "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh, "atanh": M.atanh,
     "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,

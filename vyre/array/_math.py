@@ -34,6 +34,12 @@ def signbit(b: ProgramBuilder, x: Val) -> Val: return (bits(x) >> 31) == 1
 def nan(b: ProgramBuilder) -> Val: return fbits(b, NAN_BITS)
 
 
+def keep_nan(b: ProgramBuilder, x: Val, r: Val) -> Val:
+    """``r``, or ``x`` where ``x`` is NaN: for results computed through a clamp (WGSL's min/max of a NaN
+    may give the bound: lavapipe's tanh(NaN) was -1, its cosh(NaN) 2.2e38)."""
+    return b.select(isnan(b, x), x, r)
+
+
 def copysign(b: ProgramBuilder, x: Val, y: Val) -> Val:
     return ((bits(x) & 0x7FFFFFFF) | (bits(y) & 0x80000000)).bitcast("f32")
 
@@ -117,7 +123,7 @@ def cosh(b: ProgramBuilder, x: Val) -> Val:
     ax = b.let(x.abs())
     e = b.let((ax.min(89.0) * 0.5).exp())  # exp(x/2)^2 / 2: no overflow up to cosh's own limit
     r = 0.5 * e * e + 0.5 / (e * e)
-    return b.select(ax > 89.0, fbits(b, INF_BITS), r)
+    return keep_nan(b, x, b.select(ax > 89.0, fbits(b, INF_BITS), r))
 
 
 def asinh(b: ProgramBuilder, x: Val) -> Val:

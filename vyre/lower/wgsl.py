@@ -51,7 +51,7 @@ from .layout import bare, uniform_binding_nbytes
 from .literals import NONFINITE_HELPERS, literal
 from .state import LoweringState
 
-LOWERING_VERSION = "vyre-lower-5"
+LOWERING_VERSION = "vyre-lower-6"
 ENTRY_POINT = "main"
 
 #: one rendered statement for the templates: {"k": "line" | "if" | "loop" | "for" | "while", ...}
