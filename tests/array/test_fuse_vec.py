@@ -1,7 +1,7 @@
 """The vec4 variant of fused elementwise programs (vyre/array/_fuse_vec.py), on the reference backend and
-the GPU, against numpy: every whitelisted op and dtype, mixed trees, and the trees that must keep the
-scalar program (a size not a multiple of 4, views, bool, float16, ops left out). Each test asserts which
-program ran, so it fails if the vec4 path silently stops being taken.
+the GPU, against numpy: every op with a vector form and dtype, ops computed lane by lane, mixed trees, and
+the trees that must keep the scalar program (a size not a multiple of 4, views, bool, float16). Each test
+asserts which program ran, so it fails if the vec4 path silently stops being taken.
 
 Integers bit-exact; floats as tests/array/test_array_elementwise.py (numpy in float64 rounded to float32,
 its (rtol, atol) per function; single correctly rounded ops exact)."""
@@ -103,13 +103,9 @@ def test_binary(xb, name, dtype):
     x, y = values(dtype, 1024), values(dtype, 1024)
     if name == "divide":
         y[y == 0] = 3
-    got_x = getattr(xp, name)(xp.asarray(x), xp.asarray(y))
-    # float maximum/minimum keep the scalar program (their NaN handling does not carry over to vectors)
-    vec = dt.kind != "f" or name not in ("maximum", "minimum")
-    if not vec:
+    if dt.kind == "f" and name in ("maximum", "minimum"):  # lane by lane, with their NaN test
         x[:3], y[:3] = [np.nan, 1.0, np.nan], [2.0, np.nan, np.nan]
-        got_x = getattr(xp, name)(xp.asarray(x), xp.asarray(y))
-    got = ran(got_x, V4 if vec else SCALAR)
+    got = ran(getattr(xp, name)(xp.asarray(x), xp.asarray(y)), V4)
     with np.errstate(all="ignore"):
         want = BINARY[name](x, y) if name != "divide" else np.divide(x.astype(np.float64), y.astype(np.float64))
     if name in TOL:
@@ -159,9 +155,9 @@ def test_mixed_trees(xb, n):
     au = xp.asarray(u)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(ran(-(au * 7) + 5, V4), (np.uint32(0) - u * np.uint32(7)) + np.uint32(5))
-    # an int32 array with a float scalar is float32 (an astype node), a mix of dtypes in one tree
-    np.testing.assert_allclose(ran((ai % 1000) * 0.5 + aa, SCALAR),
-                               (np.remainder(i, 1000) * 0.5 + a), rtol=1e-6)  # remainder: not whitelisted
+    # an int32 array with a float scalar is float32 (an astype node), a mix of dtypes in one tree;
+    # remainder has no vector form: lane by lane
+    np.testing.assert_allclose(ran((ai % 1000) * 0.5 + aa, V4), (np.remainder(i, 1000) * 0.5 + a), rtol=1e-6)
     np.testing.assert_allclose(ran(xp.astype(ai, xp.float32) * 0.5 + aa, V4), i.astype(np.float32) * 0.5 + a,
                                rtol=1e-6)
 
@@ -184,16 +180,45 @@ def test_shapes(xb):
 
 
 def test_scalar_program_kept(xb):
-    """Views, bool and float16 outputs, and ops left out keep the scalar program (and stay correct)."""
+    """Views, bool and float16 outputs keep the scalar program (and stay correct)."""
     a, row = values("float32", 8 * 128).reshape(8, 128), values("float32", 128)
     aa, arow = xp.asarray(a), xp.asarray(row)
     np.testing.assert_allclose(ran(aa * 2 + arow, SCALAR), a * 2 + row, rtol=1e-6)  # broadcast view
     np.testing.assert_allclose(ran(aa[::2] * 2 + 1, SCALAR), a[::2] * 2 + 1, rtol=1e-6)  # slice view
     np.testing.assert_array_equal(ran(aa * 2 > 1, SCALAR), a * 2 > 1)  # bool output
-    np.testing.assert_allclose(ran(xp.tanh(aa / 50), SCALAR), np.tanh(a.astype(np.float64) / 50), rtol=1e-5,
-                               atol=1e-6)  # tanh clamps with max(x, -10.0): not on vectors
     h = a.astype(np.float16)
     np.testing.assert_allclose(ran(xp.asarray(h) * 2, SCALAR), h * np.float16(2), rtol=1e-3)
+
+
+LANEWISE = {  # ops with no vector form in the IR: numpy, dtype, input range, (rtol, atol) (None: exact)
+    "tanh": (np.tanh, "float32", (-20, 20), (1e-5, 1e-6)),
+    "remainder": (np.remainder, "float32", (-50, 50), None),
+    "floor_divide": (np.floor_divide, "int32", (-1000, 1000), None),
+    "pow": (np.power, "float32", (0.5, 4), (1e-5, 1e-6)),
+    "copysign": (np.copysign, "float32", (-10, 10), None),
+    "atan2": (np.arctan2, "float32", (-10, 10), (5e-6, 1e-6)),
+    "hypot": (np.hypot, "float32", (-100, 100), (1e-6, 0)),
+    "sign": (np.sign, "int32", (-5, 5), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LANEWISE))
+def test_lanewise_ops(xb, name):
+    """Ops outside VEC_OPS still get vec4 loads and stores: their scalar IR runs on each lane."""
+    ref, dtype, (lo, hi), tol = LANEWISE[name]
+    x = RNG.uniform(lo, hi, 1024).astype(dtype)
+    y = RNG.uniform(lo, hi, 1024).astype(dtype)
+    if dtype == "int32":
+        y[y == 0] = 7
+    args = [xp.asarray(x)] if name in ("tanh", "sign") else [xp.asarray(x), xp.asarray(y)]
+    assert name not in VEC_OPS
+    got = ran(getattr(xp, name)(*args) * 1, V4)  # * 1: one more op, a vector one, in the same tree
+    with np.errstate(all="ignore"):
+        want = ref(x) if len(args) == 1 else ref(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    if tol is None:
+        np.testing.assert_array_equal(got, want.astype(dtype), err_msg=name)
+    else:
+        np.testing.assert_allclose(got, want, rtol=tol[0], atol=tol[1], err_msg=name)
 
 
 def test_cut_trees_each_vectorised(xb):
@@ -223,7 +248,7 @@ def test_vectorizable_predicate():
         a = xp.asarray(np.zeros(8, np.float32))
         assert vectorizable(tree(a * 2 + a))
         assert not vectorizable(tree(a > 2))  # bool
-        assert not vectorizable(tree(xp.maximum(a, a)))  # float maximum
+        assert vectorizable(tree(xp.maximum(a, a)))  # float maximum: lane by lane
         assert not vectorizable(tree(xp.asarray(np.zeros(6, np.float32)) * 2))  # 6 elements
         assert not vectorizable(tree(xp.asarray(np.zeros(0, np.float32)) * 2))  # empty
         assert not vectorizable(tree(xp.asarray(np.zeros((2, 4), np.float32)) * a[:4]))  # broadcast view

@@ -9,12 +9,14 @@ else returns None (and :func:`vyre.array._fuse.program_for` builds the scalar on
   so element ``i`` of every leaf is element ``i`` of the output;
 * the element count is a positive multiple of 4;
 * every dtype is float32, int32 or uint32 (no ``vec4<bool>`` buffers; float16 is left out);
-* every Map's op is in :data:`VEC_OPS` for its dtype: ops whose IR (vyre/array/_elementwise.py)
-  is the same expression on vec4 operands (``astype`` is emitted here as a vec4 cast: its IR casts
-  to a scalar type, which a vector cannot take). Left out: float ``maximum``/``minimum`` (their NaN test
-  compares ``x.dtype`` with ``"f32"``, so a ``vec4<f32>`` would silently skip it), ``tanh``
-  (``x.max(-10.0)``: min/max of a vector and a scalar does not type-check), and every op built on
-  comparisons, ``select`` or bit tests (the IR compares scalars only).
+* every Map's dtype and its operands' are among those three.
+
+A Map whose op is in :data:`VEC_OPS` for its dtype is emitted on vec4 values: its IR
+(vyre/array/_elementwise.py) is the same expression on vectors (``astype`` is emitted here as a vec4
+cast: its IR casts to a scalar type, which a vector cannot take). Any other op (float
+``maximum``/``minimum`` with their NaN test, ``tanh``'s clamp, ``remainder``, ``pow``, anything built on
+comparisons, ``select`` or bit tests, which the IR only has for scalars) runs its scalar IR on each of the
+four lanes and packs the results: the loads and stores stay vec4, the values are the scalar program's.
 
 The variant is a function of the program's structural key (it holds every node's op, dtype and
 shape, and every View), so the two never share a cache entry and no per-evaluation check is made.
@@ -33,7 +35,7 @@ from ..ir.program import Program
 from ..ir.types import DataType
 from ..ir.values import Val
 from ._dtypes import ir_type
-from ._expr import Emitter, Leaf, Map, Node, Scalar
+from ._expr import OPS, Emitter, Leaf, Map, Node, Scalar
 
 LANES = 4
 NAME = "array_fused_v4"
@@ -72,7 +74,7 @@ def vectorizable(node: Node) -> bool:
         if x.shape != shape:
             return False
         if isinstance(x, Map):
-            if x.dtype not in VEC_OPS.get(x.op, ()) or any(a.dtype not in _ALL for a in x.args):
+            if any(a.dtype not in _ALL for a in x.args):
                 return False
             stack.extend(x.args)
         elif not isinstance(x, Leaf):
@@ -86,7 +88,8 @@ def _vec(d: np.dtype) -> DataType:
 
 class VecEmitter(Emitter):
     """:class:`vyre.array._expr.Emitter` for a vectorizable tree: the same buffer names and order,
-    ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted, ``astype`` as a vec4 cast."""
+    ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted, ``astype`` as a vec4 cast, ops
+    outside :data:`VEC_OPS` lane by lane."""
 
     def leaf_buffer(self, leaf: Leaf) -> tuple[Any, int]:
         return _vec(leaf.dtype), leaf.count // LANES
@@ -97,7 +100,12 @@ class VecEmitter(Emitter):
     def map(self, n: Map, args: list[Val]) -> Val:
         if n.op == "astype":  # the same component-wise conversion (float -> int saturates, NaN -> 0)
             return self.b.let(args[0].cast(_vec(n.dtype)))
-        return super().map(n, args)
+        if n.dtype in VEC_OPS.get(n.op, ()):
+            return super().map(n, args)
+        # an op whose IR is scalar-only: the scalar IR on each lane, then one vec4
+        b, dts = self.b, [a.dtype for a in n.args]
+        lanes = [b.let(OPS[n.op](b, [v[k] for v in args], dts, n.dtype)) for k in range(LANES)]
+        return b.let(b.vec(_vec(n.dtype), *lanes))
 
 
 def vec4_program(node: Node, workgroup: int) -> Program | None:
