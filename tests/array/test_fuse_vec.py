@@ -179,6 +179,19 @@ def test_shapes(xb):
     np.testing.assert_allclose(ran(xp.asarray(a) * 2 + 1, SCALAR), a * 2 + 1, rtol=1e-6)
 
 
+def test_reshapes(xb):
+    """A reshape keeps the row-major elements (element i stays element i): vec4, through leaves and pending
+    trees alike; a transpose does not."""
+    a, b = values("float32", 1024, -10, 10), values("float32", 1024, -10, 10)
+    aa, bb = xp.asarray(a), xp.asarray(b)
+    got = ran(xp.reshape(aa, (32, 32)) * 2 + xp.reshape(bb, (32, 32)), V4)
+    np.testing.assert_allclose(got, (a * 2 + b).reshape(32, 32), rtol=1e-6, atol=1e-5)
+    got = ran(xp.reshape(aa * 2 - bb, (4, 16, 16)) + 1, V4)
+    np.testing.assert_allclose(got, (a * 2 - b).reshape(4, 16, 16) + 1, rtol=1e-6, atol=1e-5)
+    got = ran(xp.reshape(aa, (32, 32)).T * 2, SCALAR)
+    np.testing.assert_allclose(got, a.reshape(32, 32).T * 2, rtol=1e-6)
+
+
 def test_scalar_program_kept(xb):
     """Views, bool and float16 outputs keep the scalar program (and stay correct)."""
     a, row = values("float32", 8 * 128).reshape(8, 128), values("float32", 128)
@@ -252,3 +265,4 @@ def test_vectorizable_predicate():
         assert not vectorizable(tree(xp.asarray(np.zeros(6, np.float32)) * 2))  # 6 elements
         assert not vectorizable(tree(xp.asarray(np.zeros(0, np.float32)) * 2))  # empty
         assert not vectorizable(tree(xp.asarray(np.zeros((2, 4), np.float32)) * a[:4]))  # broadcast view
+        assert vectorizable(tree(xp.reshape(a, (2, 4)) + 1))  # a reshape: the same elements

@@ -5,8 +5,8 @@ chain moves its bytes at the rate of a single ``zip.add``.
 :func:`vec4_program` builds it for a tree where it gives the same values as the scalar program,
 else returns None (and :func:`vyre.array._fuse.program_for` builds the scalar one). Valid when:
 
-* the tree is Leaf, Scalar and Map nodes only (no View), every Leaf and Map of the root's shape,
-  so element ``i`` of every leaf is element ``i`` of the output;
+* the tree is Leaf, Scalar, Map and Reshape nodes only (no other view), every Leaf and Map of the
+  root's element count, so element ``i`` of every leaf is element ``i`` of the output;
 * the element count is a positive multiple of 4;
 * every dtype is float32, int32 or uint32 (no ``vec4<bool>`` buffers; float16 is left out);
 * every Map's dtype and its operands' are among those three.
@@ -35,7 +35,7 @@ from ..ir.program import Program
 from ..ir.types import DataType
 from ..ir.values import Val
 from ._dtypes import ir_type
-from ._expr import OPS, Emitter, Leaf, Map, Node, Scalar
+from ._expr import OPS, Emitter, Leaf, Map, Node, Reshape, Scalar
 
 LANES = 4
 NAME = "array_fused_v4"
@@ -63,7 +63,6 @@ def vectorizable(node: Node) -> bool:
     n = node.count
     if n <= 0 or n % LANES:
         return False
-    shape = node.shape
     stack = [node]
     while stack:  # at most MAX_NODES nodes, walked once per program built
         x = stack.pop()
@@ -71,14 +70,16 @@ def vectorizable(node: Node) -> bool:
             return False
         if isinstance(x, Scalar):
             continue
-        if x.shape != shape:
+        if x.count != n:
             return False
         if isinstance(x, Map):
             if any(a.dtype not in _ALL for a in x.args):
                 return False
             stack.extend(x.args)
+        elif isinstance(x, Reshape):
+            stack.append(x.child)  # the same row-major elements: element i stays element i
         elif not isinstance(x, Leaf):
-            return False  # a View (or another kind of node): the scalar program
+            return False  # another view (broadcast, slice, transpose...): the scalar program
     return True
 
 
