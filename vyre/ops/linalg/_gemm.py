@@ -235,6 +235,36 @@ class TileFrame:
                 stash(b.let((odd ^ 1) * a_size), b.let((odd ^ 1) * b_size))
             b.barrier()
 
+    def guarded(self, conds: list, load: Callable[..., Val], zero) -> Val:
+        """``load()``, or ``zero`` where one of the bounds conditions fails (None: needs no guard)."""
+        ok = _all(conds)
+        return load() if ok is None else self.b.select(ok, load(), zero)
+
+    def fetch_b(self, ops: GemmOperands, k0, n: int, k: int, units: list, regs: list, vec: str, zero, zero4,
+                conv: Callable[[Val, bool], Val]) -> None:
+        """Load this invocation's units of the B tile at ``k0`` into ``regs``: 4 columns of one k each, a
+        ``vec`` loaded whole when B has vec4 rows (else 4 values), each passed through ``conv(value,
+        is_vec4)``; values past N or K are ``zero`` (``zero4`` for a whole vec4)."""
+        b, ctx, z, col0 = self.b, self.ctx, self.z, self.col0
+        for (n4, kk, _), reg in zip(units, regs):
+            kg = b.let(k0 + kk)
+            kok = kg < k if self.guard_k else None
+            load_b4 = ops.load_b4
+            if load_b4 is not None:
+                c4 = b.let((col0 >> 2) + n4)
+                reg.set(self.guarded([kok, c4 < n // 4 if self.guard_n else None],
+                                     lambda kg=kg, c4=c4, ld=load_b4: conv(ld(b, ctx, z, kg, c4), True), zero4))
+                continue
+            kinfo = ops.k_info(b, ctx, z, kg)
+            vals = []
+            for c in range(4):
+                col = b.let(col0 + n4 * 4 + c)
+                cinfo = ops.col_info(b, ctx, z, col)
+                vals.append(self.guarded([kok, col < n if self.guard_n else None],
+                                         lambda col=col, ci=cinfo, kg=kg, ki=kinfo:
+                                         conv(ops.load_b(b, ctx, z, kg, col, ki, ci), False), zero))
+            reg.set(b.vec(vec, *vals))
+
     def units(self, total: int, split: int, tag: str) -> list:
         """Per invocation: (inner, outer, in_range or None) of each of the ``total`` units the workgroup
         moves, ``split`` inner positions per outer one."""
@@ -282,7 +312,6 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     a_vec = ops.load_a4 is not None
     if a_vec and not t.vec_io:
         raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_io)")
-    b_vec = ops.load_b4 is not None
 
     a_units = units(A_SZ // 4, TK // 4, "a") if a_vec else units(A_SZ, TK, "a")  # inner = k (or k/4), outer = m4
     b_units = units(B_SZ, TN4, "b")  # inner = column group n4, outer = k
@@ -290,9 +319,7 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     b_regs = [b.var(F32X4, name=f"pb{i}") for i in range(len(b_units))]
     zero4 = b.vec(F32X4, 0.0)
 
-    def guarded(conds, load, zero):
-        ok = _all(conds)
-        return load() if ok is None else b.select(ok, load(), zero)
+    guarded = f.guarded
 
     def fetch(k0):
         for (ki, m4, _), regs in zip(a_units, a_regs):
@@ -310,22 +337,7 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
                 vals.append(guarded([row < m if guard_m else None, kg < k if guard_k else None],
                                     lambda row=row, kg=kg: ops.load_a(b, ctx, z, row, kg), 0.0))
             regs[0].set(b.vec(F32X4, *vals))
-        for (n4, kk, _), reg in zip(b_units, b_regs):
-            kg = b.let(k0 + kk)
-            if b_vec:
-                c4 = b.let((col0 >> 2) + n4)
-                reg.set(guarded([kg < k if guard_k else None, c4 < n // 4 if guard_n else None],
-                                lambda kg=kg, c4=c4: ops.load_b4(b, ctx, z, kg, c4), zero4))
-                continue
-            kinfo = ops.k_info(b, ctx, z, kg)
-            vals = []
-            for c in range(4):
-                col = b.let(col0 + n4 * 4 + c)
-                cinfo = ops.col_info(b, ctx, z, col)
-                vals.append(guarded([kg < k if guard_k else None, col < n if guard_n else None],
-                                    lambda col=col, ci=cinfo, kg=kg, ki=kinfo: ops.load_b(b, ctx, z, kg, col, ki, ci),
-                                    0.0))
-            reg.set(b.vec(F32X4, *vals))
+        f.fetch_b(ops, k0, n, k, b_units, b_regs, F32X4, 0.0, zero4, lambda v, is_vec: v)
 
     def a_slot(stage_a, kk, m4):  # As[k][m4], XOR-swizzled
         return stage_a + kk * TM4 + (m4 ^ (kk & (TM4 - 1)))

@@ -112,7 +112,7 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
     f = tile_frame(name, m, n, k, t, ops, H4, A_SZ, B_SZ)
     b, ctx, a_sh, b_sh, tx, ty, col0, row0, z = f.b, f.ctx, f.a_sh, f.b_sh, f.tx, f.ty, f.col0, f.row0, f.z
     guard_m, guard_n, guard_k, units = f.guard_m, f.guard_n, f.guard_k, f.units
-    a_vec, b_vec = ops.load_a4 is not None, ops.load_b4 is not None
+    a_vec = ops.load_a4 is not None
     zero_h, zero4 = b.lit(0.0, H), b.vec(H4, 0.0)
 
     a_units = units(A_SZ, TK4, "a")  # inner = k4 within the tile, outer = row
@@ -120,9 +120,7 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
     a_regs = [b.var(H4, name=f"pa{i}") for i in range(len(a_units))]
     b_regs = [b.var(H4, name=f"pb{i}") for i in range(len(b_units))]
 
-    def guarded(conds, load, zero):
-        ok = _all(conds)
-        return load() if ok is None else b.select(ok, load(), zero)
+    guarded = f.guarded
 
     def fetch(k0):
         for (k4, r, _), reg in zip(a_units, a_regs):
@@ -139,23 +137,7 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
                 vals.append(guarded([rok, kg < k if guard_k else None],
                                     lambda row=row, kg=kg: _half(ops.load_a(b, ctx, z, row, kg), False), zero_h))
             reg.set(b.vec(H4, *vals))
-        for (n4, kk, _), reg in zip(b_units, b_regs):
-            kg = b.let(k0 + kk)
-            kok = kg < k if guard_k else None
-            if b_vec:
-                c4 = b.let((col0 >> 2) + n4)
-                reg.set(guarded([kok, c4 < n // 4 if guard_n else None],
-                                lambda kg=kg, c4=c4: _half(ops.load_b4(b, ctx, z, kg, c4), True), zero4))
-                continue
-            kinfo = ops.k_info(b, ctx, z, kg)
-            vals = []
-            for c in range(4):
-                col = b.let(col0 + n4 * 4 + c)
-                cinfo = ops.col_info(b, ctx, z, col)
-                vals.append(guarded([kok, col < n if guard_n else None],
-                                    lambda col=col, ci=cinfo, kg=kg, ki=kinfo:
-                                    _half(ops.load_b(b, ctx, z, kg, col, ki, ci), False), zero_h))
-            reg.set(b.vec(H4, *vals))
+        f.fetch_b(ops, k0, n, k, b_units, b_regs, H4, zero_h, zero4, _half)
 
     def stash(stage_a, stage_b):
         for (k4, r, ok), reg in zip(a_units, a_regs):
