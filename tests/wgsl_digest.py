@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# compiled pipelines loaded from the disk cache are never rendered: every shader must be lowered here
+os.environ["VYRE_CACHE_DIR"] = "off"
 
 
 def _ops(render: Callable) -> None:
