@@ -1,8 +1,8 @@
 """The on-disk store of tuned kernel settings (:mod:`vyre.ops.tuning`), one JSON file per user.
 
 Where: ``VYRE_TUNING_FILE`` if set (``off`` disables tuning lookups and writes), else
-``tuning.json`` in the disk cache's root (``VYRE_CACHE_DIR`` or ``platformdirs.user_cache_dir("vyre")``;
-no store when that cache is ``off``).
+``tuning.json`` in the user cache root shared with the lowering cache (:mod:`vyre.backends.user_cache`:
+``VYRE_CACHE_DIR`` or ``platformdirs.user_cache_dir("vyre")``; no store when that cache is ``off``).
 
 Layout: ``{"format": "vyre-tuning", "version": 1, "adapters": {<adapter key>: {"adapter": {...},
 "entries": {"<op>|<shape class>|t<tuner version>": entry}}}}``. The adapter key is a digest of the
@@ -12,9 +12,9 @@ candidates or the measuring change. An entry is ``{"op", "class", "tuner", "sett
 "params"}, "time_s", "method", "shape", "candidates": [...], "when"}``.
 
 Writes merge into the file as it is on disk (other processes may have written), under a
-``filelock.FileLock`` on ``<file>.lock``, through a temp file and ``os.replace``. A file that is not
-JSON, has another format or version, or holds malformed parts is ignored with a warning on the
-``vyre.tuning`` logger (and replaced at the next write), never an error.
+``filelock.FileLock`` on ``<file>.lock`` (:func:`vyre.backends.user_cache.file_lock`), through a temp file
+and ``os.replace``. A file that is not JSON, has another format or version, or holds malformed parts is
+ignored with a warning on the ``vyre.tuning`` logger (and replaced at the next write), never an error.
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..backends.user_cache import LOCK_TIMEOUT_S, default_root, file_lock, identity_fields
+
 ENV_VAR = "VYRE_TUNING_FILE"
 FILE_NAME = "tuning.json"
 FORMAT = "vyre-tuning"
 VERSION = 1
-LOCK_TIMEOUT_S = 10.0
 RECHECK_S = 1.0  # how often a process looks whether the file changed
 
 log = logging.getLogger("vyre.tuning")
@@ -47,8 +48,6 @@ def default_path() -> Path | None:
         return None
     if env:
         return Path(env).expanduser()
-    from ..backends.wgpu.disk_cache import default_root  # a plain helper: no wgpu, no backend
-
     root = default_root()
     return None if root is None else root / FILE_NAME
 
@@ -58,10 +57,8 @@ def adapter_from_info(info: dict | None, backend_name: str = "wgpu") -> dict:
     """The identity fields of an ``adapter_info`` dict plus the wgpu version (``{"backend": name}`` without one)."""
     if not info:
         return {"backend": backend_name}
-    from ..backends.wgpu.keys import IDENTITY_FIELDS
-
-    wgpu = sys.modules.get("wgpu")
-    return {**{k: info.get(k) for k in IDENTITY_FIELDS}, "wgpu": str(getattr(wgpu, "__version__", "?"))}
+    wgpu = sys.modules.get("wgpu")  # its version, where loaded (never imported here)
+    return {**identity_fields(info), "wgpu": str(getattr(wgpu, "__version__", "?"))}
 
 
 def adapter_of(backend: Any) -> dict:
@@ -211,10 +208,8 @@ class TuningStore:
     def _update(self, change) -> None:
         if self.path is None:
             raise OSError(f"the tuning store is off ({ENV_VAR}=off or the disk cache is off)")
-        import filelock
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
+        with file_lock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
             with self._lock:
                 doc = self._read()  # what is on disk now: other processes may have written
                 change(doc)

@@ -4,7 +4,8 @@ wgpu-py offers no pipeline binary cache to rely on, so what persists is the lowe
 skips the validator and the lowering, and the backend only builds the GPU pipeline.
 
 Where: ``VYRE_CACHE_DIR`` if set (``off`` disables the cache), else
-``platformdirs.user_cache_dir("vyre")``. Entries live in ``<root>/wgsl-<contract digest>/``,
+``platformdirs.user_cache_dir("vyre")`` (the root of :mod:`vyre.backends.user_cache`, shared with the
+op layer's tuning store). Entries live in ``<root>/wgsl-<contract digest>/``,
 so a new lowering contract (``vyre.lower.LOWERING_VERSION`` or vyre's version) starts an
 empty directory and old entries go stale. One entry per (program fingerprint, codegen key,
 device-limits digest): ``<fingerprint>-<scope digest>.json``, holding
@@ -44,15 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..user_cache import ENV_VAR, LOCK_TIMEOUT_S, default_root, file_lock
+
 if TYPE_CHECKING:
     import filelock
 
     from ...lower import LoweredProgram
 
-ENV_VAR = "VYRE_CACHE_DIR"
 FORMAT = "vyre-wgsl-cache"
 VERSION = 1
-LOCK_TIMEOUT_S = 10.0
 MAX_ENV_VAR = "VYRE_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256  # about 50 000 entries of ~5 KiB
 CAP_CHECK_EVERY = 100  # writes between two checks of the total size, per process
@@ -69,18 +70,6 @@ class Counters(Protocol):
     """Where the cache counts hits, misses, writes, corrupt entries and errors (the backend's Stats)."""
 
     def bump(self, key: str, n: int = 1) -> None: ...
-
-
-def default_root() -> Path | None:
-    """The cache root from ``VYRE_CACHE_DIR`` (None when it is ``off``) or the user cache dir."""
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env.lower() == "off":
-        return None
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("vyre"))
 
 
 def default_max_bytes() -> int | None:
@@ -160,9 +149,7 @@ class DiskCache:
         return self.dir / f"{fingerprint}-{_digest(scope)}.json"
 
     def _lock(self) -> filelock.FileLock:
-        import filelock
-
-        return filelock.FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
+        return file_lock(self.dir / ".lock", timeout=LOCK_TIMEOUT_S)
 
     # ---- read ----------------------------------------------------------------------------
     def load(self, fingerprint: str, scope: str) -> LoweredProgram | None:
@@ -362,9 +349,7 @@ def scan(root: Path | str) -> Summary:
 
 
 def _dir_lock(d: Path) -> filelock.FileLock:
-    import filelock
-
-    return filelock.FileLock(str(d / ".lock"), timeout=LOCK_TIMEOUT_S)
+    return file_lock(d / ".lock", timeout=LOCK_TIMEOUT_S)
 
 
 def _delete(victims: list[Entry]) -> tuple[int, int]:

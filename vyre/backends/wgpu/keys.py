@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
+
+# adapter_info fields that identify an adapter (try_recover refuses when they change); shared with the tuning store
+from ..user_cache import IDENTITY_FIELDS
 
 #: DispatchConfig fields whose value changes the generated WGSL (none today).
 CODEGEN_FIELDS: tuple[str, ...] = ()
 
-#: adapter_info fields that identify an adapter (try_recover refuses when they change).
-IDENTITY_FIELDS = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
 
-
-def _freeze(value: Any):
+def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
@@ -37,17 +38,17 @@ def _freeze(value: Any):
     return value
 
 
-def codegen_key(config) -> tuple:
+def codegen_key(config: Any) -> tuple[tuple[str, Any], ...]:
     """The part of ``config`` (a DispatchConfig or None) that changes the generated code."""
     return tuple((name, _freeze(getattr(config, name, None))) for name in CODEGEN_FIELDS)
 
 
-def adapter_identity(info: dict) -> tuple:
+def adapter_identity(info: Mapping[str, Any]) -> tuple[Any, ...]:
     """(vendor, vendor_id, device, device_id, backend_type, adapter_type, driver) of an adapter_info dict."""
     return tuple(info.get(k) for k in IDENTITY_FIELDS)
 
 
-def lowering_contract(lower_fn=None) -> str:
+def lowering_contract(lower_fn: Callable[..., Any] | None = None) -> str:
     """The version string of a lowering: ``lowering=<LOWERING_VERSION>;vyre=<version>`` for vyre's own,
     ``custom:<lowering_version attribute or qualified name>`` for another function."""
     if lower_fn is None:
@@ -60,13 +61,14 @@ def lowering_contract(lower_fn=None) -> str:
     return f"custom:{name}"
 
 
-def limits_digest(limits: dict) -> str:
+def limits_digest(limits: Mapping[Any, Any]) -> str:
     """Short sha256 of the device limits (sorted), for keys that depend on validation."""
     blob = json.dumps({str(k): v for k, v in limits.items()}, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def pipeline_key(fingerprint: str, config, contract: str, identity: tuple) -> tuple:
+def pipeline_key(fingerprint: str, config: Any, contract: str,
+                 identity: tuple[Any, ...]) -> tuple[str, tuple[tuple[str, Any], ...], str, tuple[Any, ...]]:
     """The in-memory pipeline cache key."""
     return (fingerprint, codegen_key(config), contract, identity)
 
