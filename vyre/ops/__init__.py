@@ -13,11 +13,13 @@ from __future__ import annotations
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    from .namespace import family, submodule  # not `from . import`: that asks this hook again
+    # here, not at the top: `import vyre.ops` loads nothing (tests/ops/test_namespace.py::test_import_is_lazy);
+    # not `from . import`: that asks this hook again
+    from .namespace import family, submodule
 
     found = submodule(name)  # a subpackage or module (imported now), FlatIndex
     if found is None:
-        from .api import lookup
+        from .api import lookup  # on first use: api loads the registry and the tuner
 
         found = lookup(name)  # a flat op name
     if found is None:
@@ -29,7 +31,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    from .api import names
-    from .namespace import top_level_names
+    from .api import names  # on first use: api loads the registry and the tuner
+    from .namespace import top_level_names  # on first use, like __getattr__'s
 
     return sorted(set(names()) | set(top_level_names()))

@@ -32,6 +32,7 @@ import numpy as np
 
 from .linalg._gemm import DEEP, LARGE, NARROW, SMALL, GemmTiles, default_tiles
 from .linalg.matmul import TILE_KEYS
+from .registry import all_ops
 from .variants import GENERIC, AdapterFacts, choose
 
 # tile shapes measured beside the default (each valid under GemmTiles.check: <= 256 invocations, <= 16 KiB)
@@ -241,8 +242,6 @@ def register_tunable(t: Tunable) -> Tunable:
 
 
 def _build_table() -> dict[str, Tunable]:
-    from .registry import all_ops
-
     out: dict[str, Tunable] = {}
     specs = {s.id: s for s in all_ops()}
     for op_id, batched, dtype in (("matmul", False, np.float32), ("matmul.batched", True, np.float32),

@@ -14,7 +14,6 @@ for these params (the generic kernel on the reference interpreter); ``variant="n
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -22,16 +21,16 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..backends.schedule import Pipeline, host_inputs
+from ..backends.schedule import Pipeline
 from . import tuning
 from . import variants as V
+from .pipeline import execute
 from .registry import all_ops, get
 
 _CACHE: OrderedDict[tuple, Pipeline] = OrderedDict()
 _CACHE_CAP = 256
 _LOCK = threading.Lock()
 _LAST = threading.local()  # .ran: {op id: variant} of this thread's calls
-_FACTS: weakref.WeakKeyDictionary[Any, V.AdapterFacts] = weakref.WeakKeyDictionary()
 
 
 def _freeze(v):
@@ -61,17 +60,8 @@ def pipeline_for(op_id: str, params: dict, variant: str = V.GENERIC) -> Pipeline
 
 
 def facts(backend: Backend) -> V.AdapterFacts:
-    """What variant selection knows of ``backend`` (:func:`vyre.ops.variants.facts_of`, cached)."""
-    try:
-        with _LOCK:
-            hit = _FACTS.get(backend)
-    except TypeError:  # not weak-referenceable: ask every time
-        return V.facts_of(backend)
-    if hit is None:
-        hit = V.facts_of(backend)
-        with _LOCK:
-            _FACTS[backend] = hit
-    return hit
+    """What variant selection knows of ``backend`` (:func:`vyre.ops.variants.facts_of`, cached per backend)."""
+    return V.facts_for(backend)
 
 
 def _plan(op_id: str, backend: Backend, arrays: Any, variant: str | None, kwargs: dict) -> tuple:
@@ -109,14 +99,6 @@ def call(op_id: str, backend: Backend, *arrays: Any, variant: str | None = None,
 def last_variant(op_id: str) -> str | None:
     """The kernel variant the last ``vyre.ops`` call of ``op_id`` in this thread ran (None: no call yet)."""
     return getattr(_LAST, "ran", {}).get(op_id)
-
-
-def execute(backend: Backend, pipe: Pipeline, arrays: Any) -> list[np.ndarray]:
-    """Run a built pipeline the way the convenience layer does: inputs through
-    :func:`~vyre.backends.schedule.host_inputs` (byte data packed, vector arrays flattened),
-    then ``backend.run_pipeline`` (every backend has one: see :class:`vyre.backends.base.Backend`;
-    ``backend.capabilities().native_pipelines`` tells whether it keeps intermediates on the device)."""
-    return backend.run_pipeline(pipe, host_inputs(pipe, arrays))
 
 
 def function_name(op_id: str) -> str:

@@ -10,6 +10,7 @@ import inspect
 from typing import Any
 
 from .namespace import table_of
+from .registry import all_ops
 from .variants import GENERIC
 
 
@@ -107,8 +108,6 @@ def variants_markdown(specs: Any) -> list[str]:
 def catalogue_markdown(specs: Any = None) -> str:
     """docs/ops.md: the families, the kernel variants, then every op with its category, summary,
     params, tolerance, needs and kernels."""
-    from .registry import all_ops
-
     specs = sorted(all_ops() if specs is None else specs, key=lambda s: (s.category, s.id))
     lines = [
         "# Op catalogue",

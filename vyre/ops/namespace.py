@@ -24,6 +24,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import vyre.ops as _package  # the flat op functions (its __getattr__); always loaded before this module
+
 _TABLE: tuple[tuple, dict[str, dict[str, str]]] | None = None
 _LOCK = threading.Lock()
 
@@ -43,7 +45,7 @@ def _flat(text: str) -> str:
 def table() -> dict[str, dict[str, str]]:
     """{family: {name: op id}} over the whole registry (rebuilt when ops are registered)."""
     global _TABLE
-    from .registry import all_ops
+    from .registry import all_ops  # on first use: importing an op package loads no registry (test_import_is_lazy)
 
     specs = all_ops()
     key = tuple(s.id for s in specs)
@@ -78,9 +80,7 @@ def families() -> list[str]:
 
 def op_function(op_id: str) -> Callable[..., Any]:
     """The flat ``vyre.ops.<function>`` of ``op_id`` (the same object the namespaces return)."""
-    import vyre.ops as ops
-
-    return getattr(ops, _flat(op_id))
+    return getattr(_package, _flat(op_id))
 
 
 def resolve(family: str, name: str) -> Callable[..., Any] | None:
@@ -97,7 +97,7 @@ def op_id_of(obj: Any) -> str | None:
 
 
 def _loading() -> bool:
-    from .registry import loading_here
+    from .registry import loading_here  # on first use, as in table(): no registry at import
 
     return loading_here()
 

@@ -14,9 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.host import pack_bytes  # noqa: F401  (re-exported)
+from ..backends.base import Backend
+from ..backends.config import DispatchConfig
+from ..backends.host import host_to_storage, pack_bytes, storage_nbytes  # noqa: F401  (pack_bytes: re-exported)
 from ..backends.schedule import BufferSpec, Pipeline, Step, host_inputs, run_pipeline  # noqa: F401  (re-exported)
-from ..ir.program import Program
+from ..ir.program import BufferDecl, Program
+from ..ir.types import Access
 
 
 def single(program: Program, *, grid: tuple[int, int, int] | None = None,
@@ -42,17 +45,20 @@ def single(program: Program, *, grid: tuple[int, int, int] | None = None,
     )
 
 
+def execute(backend: Backend, pipe: Pipeline, arrays: Any) -> list[np.ndarray]:
+    """Run a built pipeline the way the convenience layer does (``vyre.ops.api.execute``): inputs through
+    :func:`~vyre.backends.schedule.host_inputs` (byte data packed, vector arrays flattened),
+    then ``backend.run_pipeline`` (every backend has one: see :class:`vyre.backends.base.Backend`;
+    ``backend.capabilities().native_pipelines`` tells whether it keeps intermediates on the device)."""
+    return backend.run_pipeline(pipe, host_inputs(pipe, arrays))
+
+
 class ResidentPipeline:
     """``pipe`` on ``backend``'s resident buffers: one handle per pipeline buffer (``handles``), the
     inputs uploaded once, and ``steps`` ready for ``dispatch_resident_sequence*`` (repeat them to time
     k launches). ``free()`` releases the handles (the tuner and the benches time ops this way)."""
 
     def __init__(self, backend: Any, pipe: Pipeline, inputs: Sequence[Any], label: str = "resident"):
-        from ..backends.config import DispatchConfig
-        from ..backends.host import host_to_storage, storage_nbytes
-        from ..ir.program import BufferDecl
-        from ..ir.types import Access
-
         self.backend, self.pipe = backend, pipe
         self.handles: dict[str, Any] = {}
         try:
@@ -85,5 +91,5 @@ class ResidentPipeline:
         self.handles = {}
 
 
-__all__ = ["BufferSpec", "Step", "Pipeline", "single", "run_pipeline", "host_inputs", "pack_bytes",
+__all__ = ["BufferSpec", "Step", "Pipeline", "single", "execute", "run_pipeline", "host_inputs", "pack_bytes",
            "ResidentPipeline"]

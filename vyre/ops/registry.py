@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import vyre.ops as _package  # the package whose op modules _import_all walks (always loaded before this)
+
 from ..backends.schedule import Pipeline
 from .variants import GENERIC, Variant
 
@@ -189,9 +191,7 @@ def _load_all() -> None:
 
 
 def _import_all() -> None:
-    import vyre.ops as pkg
-
-    for mod in sorted(pkgutil.walk_packages(pkg.__path__, "vyre.ops."), key=lambda m: m.name):
+    for mod in sorted(pkgutil.walk_packages(_package.__path__, "vyre.ops."), key=lambda m: m.name):
         if mod.name.rsplit(".", 1)[-1].startswith("_") or mod.name in (
             "vyre.ops.registry", "vyre.ops.pipeline", "vyre.ops.api", "vyre.ops.variants",
             "vyre.ops.namespace", "vyre.ops.catalogue"

@@ -29,11 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.wgpu import stats as wgpu_stats
+from ..errors import DispatchError
 from . import _tuning_store as S
 from ._tunables import DEFAULT_OPS, Setting, Tunable, register_tunable, tunables
-from .pipeline import ResidentPipeline
+from .pipeline import ResidentPipeline, execute
 from .registry import compare, get
-from .variants import GENERIC, AdapterFacts
+from .variants import GENERIC, AdapterFacts, facts_for
+from .variants import build as build_variant
 
 TUNER_VERSION = 1
 MARGIN = 0.03  # a candidate must beat the default by this fraction to be stored instead (timing noise)
@@ -111,8 +114,6 @@ class _Timer:
     else wall-clock runs of ``execute``."""
 
     def __init__(self, backend: Any, pipe: Any, arrays: Sequence[np.ndarray]):
-        from .api import execute
-
         self.res = _Resident(backend, pipe, arrays) if hasattr(backend, "dispatch_resident_sequence_timed") else None
         self._execute = lambda: execute(backend, pipe, arrays)
         self.k = 1
@@ -199,9 +200,6 @@ def _mismatch(got: list[np.ndarray], want: list[np.ndarray], tol: Any) -> str | 
 
 def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: AdapterFacts, quick: bool,
                 reps: int, target_s: float, seed: int, warm_s: float = 0.0) -> ClassResult:
-    from . import variants as V
-    from .api import execute
-
     spec = get(t.op_id)
     params = t.params_of(tuple(int(s) for s in shape))
     label = t.shape_class(params) or "-"
@@ -222,7 +220,7 @@ def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: Adapter
         c = Candidate(s)
         out.candidates.append(c)
         try:
-            pipe = V.build(spec, s.variant, {**params, **dict(s.params)})
+            pipe = build_variant(spec, s.variant, {**params, **dict(s.params)})
             c.error = _mismatch([np.asarray(g) for g in execute(backend, pipe, arrays)], want, tol)
             if c.error is not None:
                 log.warning("tuning %s %s: candidate %s fails validation (%s): not stored",
@@ -274,9 +272,6 @@ def tune(backend: Any, ops: Sequence[str] | None = None,
     stands for its shape class. ``reps`` timed samples (default 3 quick, 5 otherwise) of about ``target_s``
     seconds each. ``progress(result)`` is called after each class. Returns one :class:`ClassResult` per class.
     """
-    from ..errors import DispatchError
-    from .api import facts as facts_of
-
     table = tunables()
     names = list(ops) if ops else [o for o in DEFAULT_OPS if o in table]
     unknown = [o for o in names if o not in table]
@@ -290,7 +285,7 @@ def tune(backend: Any, ops: Sequence[str] | None = None,
     target_s = target_s if target_s is not None else (0.005 if quick else 0.05)
     warm_s = 0.0 if quick else WARM_S
     adapter, akey = _adapter(backend)
-    facts = facts_of(backend)
+    facts = facts_for(backend)
     results = []
     for op_id in names:
         t = table[op_id]
@@ -342,8 +337,6 @@ def stats_of(backend: Any) -> dict:
 
 
 def _install_stats_section() -> None:
-    from ..backends.wgpu import stats as wgpu_stats
-
     wgpu_stats.add_section("tuning", lambda info: report(S.adapter_from_info(info)))
 
 

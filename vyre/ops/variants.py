@@ -17,13 +17,17 @@ Every variant is checked against the op's numpy reference within the op's tolera
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DispatchError, UnsupportedFeatureError
+from ..ir.limits import Limits
 
 if TYPE_CHECKING:
+    from ..backends.base import Backend
     from ..backends.schedule import Pipeline
 
 GENERIC = "generic"
@@ -100,8 +104,6 @@ def facts_of(backend: Any) -> AdapterFacts:
     Limits are capped by the IR validator's (:class:`vyre.ir.limits.Limits`): the lowering checks every
     program against those, so a kernel beyond them could not run even where the device allows it.
     """
-    from ..ir.limits import Limits
-
     caps = backend.capabilities()
     feats = getattr(backend, "features", None)
     features = frozenset(feats) if feats is not None and not callable(feats) else frozenset(
@@ -126,6 +128,25 @@ def facts_of(backend: Any) -> AdapterFacts:
     info = getattr(backend, "adapter_info", None)
     kind = "reference" if reference else _adapter_type(dict(info).get("adapter_type") if info else None)
     return AdapterFacts(caps.backend, kind, features, limits, automatic=not reference)
+
+
+_FACTS: weakref.WeakKeyDictionary[Any, AdapterFacts] = weakref.WeakKeyDictionary()
+_FACTS_LOCK = threading.Lock()
+
+
+def facts_for(backend: Backend) -> AdapterFacts:
+    """:func:`facts_of` ``backend``, cached per backend object (asked every time of one that is not
+    weak-referenceable); ``vyre.ops.api.facts``."""
+    try:
+        with _FACTS_LOCK:
+            hit = _FACTS.get(backend)
+    except TypeError:  # not weak-referenceable: ask every time
+        return facts_of(backend)
+    if hit is None:
+        hit = facts_of(backend)
+        with _FACTS_LOCK:
+            _FACTS[backend] = hit
+    return hit
 
 
 def names(spec: Any) -> list[str]:
@@ -174,4 +195,4 @@ def build(spec: Any, name: str, params: dict) -> Pipeline:
     return spec.build(**params) if v is None else v.build(**params)
 
 
-__all__ = ["GENERIC", "Variant", "AdapterFacts", "facts_of", "names", "find", "choose", "build"]
+__all__ = ["GENERIC", "Variant", "AdapterFacts", "facts_of", "facts_for", "names", "find", "choose", "build"]

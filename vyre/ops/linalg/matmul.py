@@ -150,7 +150,7 @@ def params_for_batched(a, b, precision: str = "precise", **kwargs):
     _check("matmul.batched", a, b, np.float32, 3)
     shape = {"batch": a.shape[0], "m": a.shape[1], "k": a.shape[2], "n": b.shape[2]}
     if precision == "fast":
-        from .matmul_f16_fast import packed_kwargs
+        from .matmul_f16_fast import packed_kwargs  # here: matmul_f16_fast imports this module (a cycle)
 
         return {**shape, "precision": "fast", **packed_kwargs("matmul.batched", kwargs)}
     if precision != "precise":
