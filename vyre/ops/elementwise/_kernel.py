@@ -21,12 +21,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
+from ...ir.values import BufRef
 from ..pipeline import single
 from ..variants import Variant
 
@@ -42,7 +45,7 @@ def vtype(dtype: str, lanes: int) -> str:
     return dtype if lanes == 1 else f"vec{lanes}<{dtype}>"
 
 
-def needs_f16(params: dict) -> frozenset:
+def needs_f16(params: dict[str, Any]) -> frozenset[str]:
     return F16 if params.get("dtype") == "f16" else frozenset()
 
 
@@ -110,7 +113,7 @@ def _operand_index(b: ProgramBuilder, lay: Layout, k: int, coords: list[Val]) ->
 
 def program(name: str, lay: Layout, in_dtypes: Sequence[str], out_dtype: str,
             body: Callable[..., Val], *, vector_body: bool = True, names: Sequence[str] = ("a", "b"),
-            items: int = 1, stride: int = 0):
+            items: int = 1, stride: int = 0) -> tuple[Program, bool]:
     """The elementwise program and whether it stores per lane (scalar stores of vec4 work).
 
     ``body(b, *values) -> Val`` computes one output value; with ``vector_body`` it also works
@@ -131,8 +134,8 @@ def program(name: str, lay: Layout, in_dtypes: Sequence[str], out_dtype: str,
     return b.build(), per_lane
 
 
-def _element(b: ProgramBuilder, lay: Layout, bufs, out, i: Val, count: Val, in_dtypes: Sequence[str],
-             body: Callable[..., Val], per_lane: bool, names: Sequence[str]) -> None:
+def _element(b: ProgramBuilder, lay: Layout, bufs: Sequence[BufRef], out: BufRef, i: Val, count: Val,
+             in_dtypes: Sequence[str], body: Callable[..., Val], per_lane: bool, names: Sequence[str]) -> None:
     """Output element (vec4) ``i``, when it is below ``count``."""
     lanes = lay.lanes
     with b.if_(i < count):
@@ -159,7 +162,8 @@ def _element(b: ProgramBuilder, lay: Layout, bufs, out, i: Val, count: Val, in_d
                 out[base + lane] = body(b, *lane_vals)
 
 
-def pipeline(name: str, shapes, in_dtypes, out_dtype: str, body, *, vector_body: bool = True,
+def pipeline(name: str, shapes: Sequence[Sequence[int]], in_dtypes: Sequence[str], out_dtype: str,
+             body: Callable[..., Val], *, vector_body: bool = True,
              names: Sequence[str] = ("a", "b"), items: int = 1) -> Pipeline:
     lay = layout(shapes, vectorize="bool" not in in_dtypes)  # no vec4<bool> buffers
     n = lay.size
@@ -173,7 +177,7 @@ def pipeline(name: str, shapes, in_dtypes, out_dtype: str, body, *, vector_body:
                   output_shapes={"out": lay.out_shape})
 
 
-def coarse_variant(build: Callable[..., Pipeline], size: Callable[[dict], int]) -> Variant:
+def coarse_variant(build: Callable[..., Pipeline], size: Callable[[dict[str, Any]], int]) -> Variant:
     """The ``cpu-x4`` variant of an elementwise op: ``build(**params)`` with ``items=COARSE_ITEMS``;
     ``size(params)``: output elements (the variant applies from ``COARSE_MIN``)."""
     return Variant(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ._kernel import NUMPY
@@ -32,7 +34,7 @@ def random(dtype: str, n: int, seed: int, lo: float = -100.0, hi: float = 100.0)
     return r.uniform(lo, hi, n).astype(NUMPY[dtype])
 
 
-def edges(dtype: str, specials=()) -> np.ndarray:
+def edges(dtype: str, specials: Sequence[float] = ()) -> np.ndarray:
     """The integer edge values, or the given float specials representable in ``dtype``."""
     if dtype == "u32":
         return np.array(U32_EDGES, np.uint32)
@@ -45,7 +47,8 @@ def edges(dtype: str, specials=()) -> np.ndarray:
     return np.array(keep, dtype=NUMPY[dtype])
 
 
-def with_edges(dtype: str, n: int, seed: int, specials=(), lo=-100.0, hi=100.0) -> np.ndarray:
+def with_edges(dtype: str, n: int, seed: int, specials: Sequence[float] = (), lo: float = -100.0,
+               hi: float = 100.0) -> np.ndarray:
     """``n`` values: the edge values first, then seeded random fill in [lo, hi)."""
     e = edges(dtype, specials)[:n]
     return np.concatenate([e, random(dtype, n - e.size, seed, lo, hi)]).astype(NUMPY[dtype])

@@ -16,10 +16,15 @@ are the f32 value rounded, so within 1 f16 ulp of the correctly rounded referenc
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.types import DataType
+from .._ir import lanes_of
 from ..registry import OpSpec, Witness, register, rel, ulp
 from . import _kernel as K
 from ._values import INF, with_edges
@@ -31,52 +36,56 @@ F16_TOL = ulp(1)
 DTYPES = ("f32", "f16")
 
 
-def _gelu(b, x):
+def _gelu(b: ProgramBuilder, x: Val) -> Val:
     u = x * (C0 + (C0 * C1) * (x * x))
     return x / (1.0 + (u * -2.0).exp())
 
 
-def _silu(b, x):
+def _silu(b: ProgramBuilder, x: Val) -> Val:
     return x / (1.0 + (-x).exp())
 
 
-def _gelu_ref(x):
+def _gelu_ref(x: np.ndarray) -> np.ndarray:
     u = C0 * (x + C1 * x**3)
     # 0.5 (1 + tanh(u)), written so that it does not cancel for very negative u
     e = np.exp(-2.0 * np.abs(u))
     s = np.where(u >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-    return x * s
+    out: np.ndarray = x * s
+    return out
 
 
-def _silu_ref(x):
+def _silu_ref(x: np.ndarray) -> np.ndarray:
     e = np.exp(-np.abs(x))
-    return x * np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    out: np.ndarray = x * np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return out
 
 
-def _register(name: str, summary: str, kernel, ref, specials, domain, seed: int):
-    def make(shape, dtype: str, items: int):
-        def body(b, x):
+def _register(name: str, summary: str, kernel: Callable[[ProgramBuilder, Val], Val],
+              ref: Callable[[np.ndarray], np.ndarray], specials: Sequence[float], domain: tuple[float, float],
+              seed: int) -> None:
+    def make(shape: Sequence[int], dtype: str, items: int) -> Pipeline:
+        def body(b: ProgramBuilder, x: Val) -> Val:
             if dtype == "f32":
                 return kernel(b, x)
-            lanes = x.dtype.lanes
+            lanes = lanes_of(x)
             wide = kernel(b, x.cast(DataType.vector(DataType.F32, lanes)))
             return wide.cast(DataType.vector(DataType.F16, lanes))
 
         return K.pipeline(f"nn_{name}_{dtype}", [tuple(int(d) for d in shape)], [dtype], dtype, body, names=("x",),
                           items=items)
 
-    def build(shape, dtype: str):
+    def build(shape: Sequence[int], dtype: str) -> Pipeline:
         return make(shape, dtype, 1)
 
-    def coarse(shape, dtype: str):
+    def coarse(shape: Sequence[int], dtype: str) -> Pipeline:
         return make(shape, dtype, K.COARSE_ITEMS)
 
-    def reference(x, *, shape, dtype):
+    def reference(x: np.ndarray, *, shape: Sequence[int], dtype: str) -> list[np.ndarray]:
         x = np.asarray(x).reshape(shape)
         with np.errstate(all="ignore"):
             return [ref(x.astype(np.float64)).astype(K.NUMPY[dtype]).reshape(shape)]
 
-    def witnesses():
+    def witnesses() -> list[Witness]:
         out = []
         for k, dt in enumerate(DTYPES):
             lo, hi = domain
@@ -87,7 +96,7 @@ def _register(name: str, summary: str, kernel, ref, specials, domain, seed: int)
         out.append(Witness("size1", {"shape": (1,), "dtype": "f32"}, (np.array([-0.75], np.float32),)))
         return out
 
-    def params_for(x):
+    def params_for(x: np.ndarray) -> dict[str, Any]:
         return {"shape": K.shape_of(x), "dtype": K.dtype_name(f"nn.{name}", x, DTYPES)}
 
     register(OpSpec(

@@ -12,13 +12,17 @@ arithmetic, x / 0 = x, x % 0 = 0, i32::MIN / -1 = i32::MIN, shift amounts masked
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.types import DataType
+from .._ir import lanes_of
 from ..registry import EXACT, OpSpec, Tolerance, Witness, register, rel, ulp
 from . import _kernel as K
 from ._values import F32_MAX, INF, random
@@ -30,7 +34,7 @@ FLOATS = ("f32", "f16")
 
 
 # ----------------------------------------------------------------------------- references
-def _int_div(x, y):
+def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype == np.uint32:
         return np.where(y == 0, x, x // np.where(y == 0, np.uint32(1), y))
     a, d = x.astype(np.int64), y.astype(np.int64)
@@ -39,68 +43,73 @@ def _int_div(x, y):
     return np.where(d == 0, a, q).astype(np.int32)  # MIN / -1 = 2^31 wraps to MIN
 
 
-def _int_rem(x, y):
+def _int_rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype == np.uint32:
         return np.where(y == 0, np.uint32(0), x % np.where(y == 0, np.uint32(1), y))
     a, d = x.astype(np.int64), y.astype(np.int64)
     return np.where(d == 0, 0, np.fmod(a, np.where(d == 0, 1, d))).astype(np.int32)  # sign of the dividend
 
 
-def _div(x, y):
+def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _int_div(x, y) if x.dtype.kind in "iu" else x / y
 
 
-def _rem(x, y):
+def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
         return _int_rem(x, y)
-    return x - y * np.trunc(x / y)  # WGSL's float %, each step rounded in the operand type
+    out: np.ndarray = x - y * np.trunc(x / y)  # WGSL's float %, each step rounded in the operand type
+    return out
 
 
-def _shift_amount(y):
-    return y.astype(np.uint32) & np.uint32(31)  # i32 -> u32 keeps the bits
+def _shift_amount(y: np.ndarray) -> np.ndarray:
+    out: np.ndarray = y.astype(np.uint32) & np.uint32(31)  # i32 -> u32 keeps the bits
+    return out
 
 
-def _shl(x, y):
-    return (x.astype(np.uint32) << _shift_amount(y)).astype(x.dtype)
+def _shl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (x.astype(np.uint32) << _shift_amount(y)).astype(x.dtype)
+    return out
 
 
-def _shr(x, y):
+def _shr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     s = _shift_amount(y)
-    return x >> s.astype(np.int32) if x.dtype == np.int32 else x >> s
+    out: np.ndarray = x >> s.astype(np.int32) if x.dtype == np.int32 else x >> s
+    return out
 
 
-def _pow(x, y):
-    return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+    return out
 
 
 # ----------------------------------------------------------------------------- kernels
-def _shift_kernel(op: str):
-    def kernel(b, x, y, dtype):
-        amount = y if dtype == "u32" else y.cast(DataType.vector(DataType.U32, y.dtype.lanes))
+def _shift_kernel(op: str) -> Callable[[ProgramBuilder, Val, Val, str], Val]:
+    def kernel(b: ProgramBuilder, x: Val, y: Val, dtype: str) -> Val:
+        amount = y if dtype == "u32" else y.cast(DataType.vector(DataType.U32, lanes_of(y)))
         return x << amount if op == "shl" else x >> amount
 
     return kernel
 
 
-def _pow_kernel(b, x, y, dtype):
+def _pow_kernel(b: ProgramBuilder, x: Val, y: Val, dtype: str) -> Val:
     if dtype == "f16":
-        lanes = x.dtype.lanes
+        lanes = lanes_of(x)
         wide = DataType.vector(DataType.F32, lanes)
         return x.cast(wide).pow(y.cast(wide)).cast(DataType.vector(DataType.F16, lanes))
     return x.pow(y)
 
 
 # ----------------------------------------------------------------------------- inputs
-def _nonzero(y):
+def _nonzero(y: np.ndarray) -> np.ndarray:
     return np.where((y == 0) | np.isinf(y), y.dtype.type(1.5), y)
 
 
-def _fix_div(x, y):
+def _fix_div(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # WGSL's division is accurate for |y| in [2^-126, 2^126]: no zero or infinite divisors
     return x, _nonzero(y)
 
 
-def _fix_rem(x, y):
+def _fix_rem(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # x - y * trunc(x / y) is only portable where x / y is not within the division's error of
     # an integer (an approximate quotient flips trunc): same-shape pairs with a quotient near
     # an integer or too large (and every broadcast pair) get a power-of-two divisor, which
@@ -118,7 +127,7 @@ def _fix_rem(x, y):
     return x, np.where(bad, pow2, y)
 
 
-def _fix_pow(x, y):
+def _fix_pow(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # pow(x < 0, y) and pow(0, y <= 0) (exp2(0 * -inf)) are not portable
     x = np.abs(x)
     if x.shape == y.shape:
@@ -131,15 +140,16 @@ class Binary:
     name: str
     summary: str
     dtypes: tuple[str, ...]
-    kernel: Callable  # (b, x, y, dtype) -> value; on vec4 operands unless ``compare``
-    reference: Callable  # numpy (x, y) -> result
+    kernel: Callable[[ProgramBuilder, Val, Val, str], Val]  # (b, x, y, dtype) -> value; vec4 unless ``compare``
+    reference: Callable[..., Any]  # numpy (x, y) -> result (a ufunc or a function)
     compare: bool = False  # bool result, computed per lane
-    tolerance: dict = field(default_factory=dict)  # dtype -> Tolerance (default exact)
-    specials: tuple = ()  # float values whose cross product makes the edge witness
-    f16_specials: tuple | None = None
-    domain: tuple = (-100.0, 100.0)
-    rhs_domain: tuple | None = None
-    fix: Callable | None = None  # (x, y) -> (x, y) for float inputs: keep them portable
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)  # dtype -> Tolerance (default exact)
+    specials: tuple[float, ...] = ()  # float values whose cross product makes the edge witness
+    f16_specials: tuple[float, ...] | None = None
+    domain: tuple[float, float] = (-100.0, 100.0)
+    rhs_domain: tuple[float, float] | None = None
+    # (x, y) -> (x, y) for float inputs: keep them portable
+    fix: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
 
 
 # No NaN inputs (WGSL lets implementations assume there are none) and no denormals (GPUs
@@ -153,7 +163,11 @@ CMP = (0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.75, 1e30, -1e30, INF, -INF)
 CMP16 = (0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.75, 60000.0, INF, -INF)
 POW = (0.0, 1.0, 2.0, 0.5, 3.0, 10.0)
 
-_fn = lambda fn: (lambda b, x, y, dtype: fn(x, y))  # noqa: E731
+
+
+def _fn(fn: Callable[[Val, Val], Val]) -> Callable[[ProgramBuilder, Val, Val, str], Val]:
+    return lambda b, x, y, dtype: fn(x, y)
+
 
 TABLE = [
     Binary("add", "x + y (integers wrap)", NUMERIC, _fn(lambda x, y: x + y), np.add,
@@ -204,12 +218,12 @@ SHAPES = [
 ]
 
 
-def _tolerance(op: Binary) -> Callable[[dict], Tolerance]:
+def _tolerance(op: Binary) -> Callable[[dict[str, Any]], Tolerance]:
     return lambda params: op.tolerance.get(params["dtype"], EXACT)
 
 
-def _build(op: Binary, items: int = 1):
-    def build(shape_x, shape_y, dtype: str):
+def _build(op: Binary, items: int = 1) -> Callable[..., Pipeline]:
+    def build(shape_x: Sequence[int], shape_y: Sequence[int], dtype: str) -> Pipeline:
         shapes = [tuple(int(d) for d in shape_x), tuple(int(d) for d in shape_y)]
         out = "bool" if op.compare else dtype
         body = lambda b, x, y: op.kernel(b, x, y, dtype)  # noqa: E731
@@ -219,12 +233,13 @@ def _build(op: Binary, items: int = 1):
     return build
 
 
-def _out_size(params: dict) -> int:
+def _out_size(params: dict[str, Any]) -> int:
     return math.prod(np.broadcast_shapes(tuple(params["shape_x"]), tuple(params["shape_y"])))
 
 
-def _reference(op: Binary):
-    def reference(x, y, *, shape_x, shape_y, dtype):
+def _reference(op: Binary) -> Callable[..., list[np.ndarray]]:
+    def reference(x: np.ndarray, y: np.ndarray, *, shape_x: Sequence[int], shape_y: Sequence[int],
+                  dtype: str) -> list[np.ndarray]:
         t = K.NUMPY[dtype]
         x = np.asarray(x, dtype=t).reshape(shape_x)
         y = np.asarray(y, dtype=t).reshape(shape_y)
@@ -240,7 +255,8 @@ def _edges(op: Binary, dt: str) -> np.ndarray:
     return edge_values(dt, op.f16_specials if dt == "f16" and op.f16_specials is not None else op.specials)
 
 
-def _inputs(op: Binary, dt: str, shape_x, shape_y, seed: int, edges: bool):
+def _inputs(op: Binary, dt: str, shape_x: tuple[int, ...], shape_y: tuple[int, ...], seed: int,
+            edges: bool) -> tuple[np.ndarray, np.ndarray]:
     nx, ny = int(np.prod(shape_x)), int(np.prod(shape_y))
     lo, hi = op.domain
     rlo, rhi = op.rhs_domain or op.domain
@@ -260,8 +276,8 @@ def _inputs(op: Binary, dt: str, shape_x, shape_y, seed: int, edges: bool):
     return x.astype(K.NUMPY[dt]), y.astype(K.NUMPY[dt])
 
 
-def _witnesses(op: Binary, seed: int):
-    def witnesses():
+def _witnesses(op: Binary, seed: int) -> Callable[[], list[Witness]]:
+    def witnesses() -> list[Witness]:
         out = []
         primary = "f32" if "f32" in op.dtypes else op.dtypes[0]
         for k, dt in enumerate(op.dtypes):
@@ -280,8 +296,8 @@ def _witnesses(op: Binary, seed: int):
     return witnesses
 
 
-def _params_for(op: Binary):
-    def params_for(x, y):
+def _params_for(op: Binary) -> Callable[..., dict[str, Any]]:
+    def params_for(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
         oid = f"zip.{op.name}"
         dt = K.dtype_name(oid, x, op.dtypes)
         if y.dtype != x.dtype:

@@ -10,12 +10,16 @@ interpreter's (numpy float32, within 1-2 ulp).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.types import DataType
+from .._ir import dtype_of, lanes_of
 from ..registry import EXACT, OpSpec, Tolerance, Witness, register, rel, ulp
 from . import _kernel as K
 from ._values import F32_MAX, F32_TINY, INF, NAN, with_edges
@@ -23,34 +27,36 @@ from ._values import F32_MAX, F32_TINY, INF, NAN, with_edges
 FLOATS = ("f32", "f16")
 
 
-def _in_f32(fn: Callable) -> Callable:
+def _in_f32(fn: Callable[[ProgramBuilder, Val], Val]) -> Callable[[ProgramBuilder, Val, str], Val]:
     """Compute ``fn`` in f32 (f16 operands are widened, the result rounded back to f16)."""
 
-    def kernel(b, x, dtype):
+    def kernel(b: ProgramBuilder, x: Val, dtype: str) -> Val:
         if dtype != "f16":
             return fn(b, x)
-        lanes = x.dtype.lanes
+        lanes = lanes_of(x)
         wide = x.cast(DataType.vector(DataType.F32, lanes))
         return fn(b, wide).cast(DataType.vector(DataType.F16, lanes))
 
     return kernel
 
 
-def _native(fn: Callable) -> Callable:
+def _native(fn: Callable[[Val], Val]) -> Callable[[ProgramBuilder, Val, str], Val]:
     return lambda b, x, dtype: fn(x)
 
 
-def _tanh(b, x):
-    lim = b.vec(x.dtype, 10.0) if x.dtype.is_vector else 10.0
+def _tanh(b: ProgramBuilder, x: Val) -> Val:
+    t = dtype_of(x)
+    lim = b.vec(t, 10.0) if t.is_vector else 10.0
     return x.max(-lim).min(lim).tanh()
 
 
-def _f64(fn: Callable) -> Callable:
+def _f64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     """numpy reference: compute in float64, round once to the input dtype."""
 
-    def ref(x):
+    def ref(x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return fn(x.astype(np.float64)).astype(x.dtype)
+            out: np.ndarray = fn(x.astype(np.float64)).astype(x.dtype)
+            return out
 
     return ref
 
@@ -60,12 +66,12 @@ class Unary:
     name: str
     summary: str
     dtypes: tuple[str, ...]
-    kernel: Callable  # (b, x, dtype) -> value of dtype (vec4 or scalar)
-    reference: Callable  # numpy: x -> result of x.dtype
-    tolerance: dict = field(default_factory=dict)  # dtype -> Tolerance (default exact)
-    specials: tuple = ()  # float edge values (portable ones only, see the table)
-    domain: tuple = (-100.0, 100.0)
-    f16_domain: tuple | None = None
+    kernel: Callable[[ProgramBuilder, Val, str], Val]  # (b, x, dtype) -> value of dtype (vec4 or scalar)
+    reference: Callable[..., Any]  # numpy: x -> result of x.dtype (a ufunc or a function)
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)  # dtype -> Tolerance (default exact)
+    specials: tuple[float, ...] = ()  # float edge values (portable ones only, see the table)
+    domain: tuple[float, float] = (-100.0, 100.0)
+    f16_domain: tuple[float, float] | None = None
 
 
 # Denormal inputs are left out everywhere (GPUs may flush them to zero); NaN only where the op
@@ -119,12 +125,12 @@ TABLE = [
 ]
 
 
-def _tolerance(u: Unary) -> Callable[[dict], Tolerance]:
+def _tolerance(u: Unary) -> Callable[[dict[str, Any]], Tolerance]:
     return lambda params: u.tolerance.get(params["dtype"], EXACT)
 
 
-def _build(u: Unary, items: int = 1):
-    def build(shape, dtype: str):
+def _build(u: Unary, items: int = 1) -> Callable[..., Pipeline]:
+    def build(shape: Sequence[int], dtype: str) -> Pipeline:
         shape = tuple(int(d) for d in shape)
         body = lambda b, x: u.kernel(b, x, dtype)  # noqa: E731
         return K.pipeline(f"map_{u.name}_{dtype}", [shape], [dtype], dtype, body, names=("x",), items=items)
@@ -132,8 +138,8 @@ def _build(u: Unary, items: int = 1):
     return build
 
 
-def _reference(u: Unary):
-    def reference(x, *, shape, dtype):
+def _reference(u: Unary) -> Callable[..., list[np.ndarray]]:
+    def reference(x: np.ndarray, *, shape: Sequence[int], dtype: str) -> list[np.ndarray]:
         x = np.asarray(x, dtype=K.NUMPY[dtype]).reshape(shape)
         with np.errstate(all="ignore"):
             return [np.asarray(u.reference(x), dtype=K.NUMPY[dtype]).reshape(shape)]
@@ -141,8 +147,8 @@ def _reference(u: Unary):
     return reference
 
 
-def _witnesses(u: Unary, seed: int):
-    def witnesses():
+def _witnesses(u: Unary, seed: int) -> Callable[[], list[Witness]]:
+    def witnesses() -> list[Witness]:
         out = []
         for k, dt in enumerate(u.dtypes):
             lo, hi = (u.f16_domain or u.domain) if dt == "f16" else u.domain
@@ -161,8 +167,8 @@ def _witnesses(u: Unary, seed: int):
     return witnesses
 
 
-def _params_for(u: Unary):
-    def params_for(x):
+def _params_for(u: Unary) -> Callable[..., dict[str, Any]]:
+    def params_for(x: np.ndarray) -> dict[str, Any]:
         return {"shape": K.shape_of(x), "dtype": K.dtype_name(f"map.{u.name}", x, u.dtypes)}
 
     return params_for

@@ -31,14 +31,15 @@ states combine (associative and commutative) and how the final state becomes the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 from ...ir.types import DataType
 
@@ -50,6 +51,9 @@ MAX_WORKGROUPS = 1024  # workgroups one pass launches at most (more work per lan
 
 DTYPES = ("u32", "i32", "f32")
 NUMPY = {"u32": np.uint32, "i32": np.int32, "f32": np.float32}
+
+#: A reduction state: one value per component (``Reducer.state``).
+State = tuple[Val, ...]
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,11 @@ class Reducer:
     name: str
     dtype: str  # input element type
     state: tuple[str, ...]  # element types of the state components
-    identity: tuple  # identity of each component
+    identity: tuple[int | float, ...]  # identity of each component
     out: str  # output element type
-    lift: Callable
-    combine: Callable
-    finish: Callable | None = None
+    lift: Callable[[ProgramBuilder, Val, Val], State]
+    combine: Callable[[ProgramBuilder, State, State], State]
+    finish: Callable[[ProgramBuilder, State], Val] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,11 +153,11 @@ def depth(shape: tuple[int, ...], axis: int | None) -> int:
     return sum(g.depth for g in plan(shape, axis))
 
 
-def _lets(b: ProgramBuilder, values) -> tuple:
+def _lets(b: ProgramBuilder, values: Sequence[Val]) -> State:
     return tuple(b.let(v) for v in values)
 
 
-def _combine_all(b: ProgramBuilder, red: Reducer, states: list[tuple]) -> tuple:
+def _combine_all(b: ProgramBuilder, red: Reducer, states: list[State]) -> State:
     """Combine a list of states pairwise (a balanced tree)."""
     while len(states) > 1:
         states = [_lets(b, red.combine(b, states[k], states[k + 1])) if k + 1 < len(states) else states[k]
@@ -183,7 +187,7 @@ def _pass_program(red: Reducer, g: Geometry, level: int, final: bool) -> Program
     blk = b.let(b.workgroup_id(0), "blk")
     acc = [b.var(dt, b.lit(v, dt), name=f"acc{k}") for k, (dt, v) in enumerate(zip(red.state, red.identity))]
 
-    def fold(item: tuple) -> None:
+    def fold(item: State) -> None:
         new = _lets(b, red.combine(b, tuple(acc), item))
         for a, v in zip(acc, new):
             a.set(v)
@@ -258,7 +262,7 @@ def build_pipeline(red: Reducer, shape: tuple[int, ...], axis: int | None) -> Pi
 
 
 # ----------------------------------------------------------------------------- params
-def check_params(shape, dtype: str, axis) -> tuple[tuple[int, ...], str, int | None]:
+def check_params(shape: Sequence[int], dtype: str, axis: int | None) -> tuple[tuple[int, ...], str, int | None]:
     """Normalise build params (shape as a tuple, axis non-negative or None); ValueError if bad."""
     shape = tuple(int(s) for s in shape)
     if dtype not in DTYPES:
@@ -273,7 +277,8 @@ def check_params(shape, dtype: str, axis) -> tuple[tuple[int, ...], str, int | N
     return shape, dtype, axis
 
 
-def params_from_array(op_id: str, x: np.ndarray, axis=None, dtypes=DTYPES) -> dict:
+def params_from_array(op_id: str, x: np.ndarray, axis: int | None = None,
+                      dtypes: Sequence[str] = DTYPES) -> dict[str, Any]:
     """Build params for the convenience layer, or DispatchError with a fix."""
     names = {np.dtype(NUMPY[d]): d for d in dtypes}
     if x.dtype not in names:
@@ -294,14 +299,16 @@ def params_from_array(op_id: str, x: np.ndarray, axis=None, dtypes=DTYPES) -> di
 # 256 (scalar and vec4 loads), a multi-block whole buffer (vec4), then (spread over the
 # types) rows (vec4 and scalar) and columns of odd 2-D shapes, an N-d axis, multi-block
 # strided columns and rows (vec4), and a multi-block N-d whole buffer (scalar loads).
-BASE_SHAPES = [("one", (1,), None), ("n1001", (1001,), None), ("n1000_vec4", (1000,), None),
+WitnessShapes = list[tuple[str, tuple[int, ...], int | None]]
+BASE_SHAPES: WitnessShapes = [("one", (1,), None), ("n1001", (1001,), None), ("n1000_vec4", (1000,), None),
                ("large_vec4", (1 << 18,), None)]
-AXIS_SHAPES = [("rows_3x1000", (3, 1000), 1), ("cols_3x1000", (3, 1000), 0), ("cols_1000x3", (1000, 3), 0),
+AXIS_SHAPES: WitnessShapes = [
+               ("rows_3x1000", (3, 1000), 1), ("cols_3x1000", (3, 1000), 0), ("cols_1000x3", (1000, 3), 0),
                ("rows_1000x3", (1000, 3), 1), ("nd_2x5x7x3_axis2", (2, 5, 7, 3), 2),
                ("cols_multiblock_20000x5", (20000, 5), 0), ("rows_multiblock_4x50000", (4, 50000), -1),
                ("whole_nd_3x70001", (3, 70001), None)]
 
 
-def reshaped(x: np.ndarray, shape) -> np.ndarray:
+def reshaped(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     """A witness or user input viewed with the build shape."""
     return np.asarray(x).reshape(tuple(shape))

@@ -16,17 +16,21 @@ mapped to 0xFFFFFFFF, above +inf: the first NaN wins, as in numpy. The reduction
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
 from ..registry import EXACT, OpSpec, Witness, register
 from . import _blocks as blk
-from ._blocks import Reducer
+from ._blocks import Reducer, State
 
 NO_INDEX = 0xFFFFFFFF
 
 
-def order_key(b, v, dtype: str):
+def order_key(b: ProgramBuilder, v: Val, dtype: str) -> Val:
     """A u32 whose unsigned order is the order of ``v`` (NaN above everything, -0.0 == +0.0)."""
     if dtype == "u32":
         return v
@@ -38,7 +42,7 @@ def order_key(b, v, dtype: str):
     return b.select(nan, NO_INDEX, b.select(bits >= 0x80000000, ~bits, bits | 0x80000000))
 
 
-def _combine(b, a, c):
+def _combine(b: ProgramBuilder, a: State, c: State) -> State:
     better = b.let((c[0] > a[0]) | ((c[0] == a[0]) & (c[1] < a[1])))
     return b.select(better, c[0], a[0]), b.select(better, c[1], a[1])
 
@@ -48,17 +52,17 @@ def reducer(dtype: str) -> Reducer:
                    lambda b, v, pos: (order_key(b, v, dtype), pos), _combine, lambda b, s: s[1])
 
 
-def build(shape, dtype, axis=None):
+def build(shape: Sequence[int], dtype: str, axis: int | None = None) -> Pipeline:
     shape, dtype, axis = blk.check_params(shape, dtype, axis)
     return blk.build_pipeline(reducer(dtype), shape, axis)
 
 
-def reference(x, shape, dtype, axis=None):
+def reference(x: np.ndarray, shape: Sequence[int], dtype: str, axis: int | None = None) -> list[np.ndarray]:
     shape, dtype, axis = blk.check_params(shape, dtype, axis)
     return [np.asarray(np.argmax(blk.reshaped(x, shape), axis=axis), dtype=np.uint32)]
 
 
-def _data(dtype: str, shape, rng) -> np.ndarray:
+def _data(dtype: str, shape: Sequence[int], rng: np.random.Generator) -> np.ndarray:
     """Few distinct values, so the maximum repeats and the first index matters."""
     n = math.prod(shape)
     if dtype == "f32":
@@ -66,8 +70,9 @@ def _data(dtype: str, shape, rng) -> np.ndarray:
     if dtype == "u32":
         return rng.choice(np.array([0, 1, 7, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32),
                           n).reshape(shape)
-    return rng.integers(-(2**31), -(2**31) + 50, n, dtype=np.int64).astype(np.int32).reshape(shape) + \
+    out: np.ndarray = rng.integers(-(2**31), -(2**31) + 50, n, dtype=np.int64).astype(np.int32).reshape(shape) + \
         rng.choice(np.array([0, 2**31 - 60], np.int32), n).reshape(shape)
+    return out
 
 
 def witnesses() -> list[Witness]:
@@ -81,7 +86,9 @@ def witnesses() -> list[Witness]:
         dtype = blk.DTYPES[k % 3]
         ws.append(Witness(f"{dtype}_{name}", {"shape": nd_shape, "dtype": dtype, "axis": nd_axis},
                           (_data(dtype, nd_shape, rng),)))
-    f = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
+    def f(v: Any) -> np.ndarray:
+        return np.array(v, dtype=np.float32)
+
     nan_late = f(rng.uniform(-1, 1, 5000))
     nan_late[[3001, 4500]] = np.nan
     nan_late[10] = np.inf
@@ -101,7 +108,7 @@ def witnesses() -> list[Witness]:
     return ws
 
 
-def params_for(x, axis=None):
+def params_for(x: np.ndarray, axis: int | None = None) -> dict[str, Any]:
     return blk.params_from_array("reduce.argmax", x, axis)
 
 

@@ -25,11 +25,13 @@ multiplications rounds once whatever the order, so rtol = (n + 1) * eps.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..registry import EXACT, OpSpec, Witness, register, rel
+from ...backends.schedule import Pipeline
+from ..registry import EXACT, OpSpec, Tolerance, Witness, register, rel
 from . import _blocks as blk
 from . import subgroup_sum
 from ._blocks import NUMPY, Reducer
@@ -60,16 +62,16 @@ def reducer(op: str, dtype: str, length: int) -> Reducer:
     return Reducer(op, dtype, (dtype,), (_IDENTITY[op][dtype],), dtype, lambda b, v, p: (v,), _COMBINE[op])
 
 
-def _build(op: str):
-    def build(shape, dtype, axis=None):
+def _build(op: str) -> Callable[..., Pipeline]:
+    def build(shape: Sequence[int], dtype: str, axis: int | None = None) -> Pipeline:
         shape, dtype, axis = blk.check_params(shape, dtype, axis)
         return blk.build_pipeline(reducer(op, dtype, blk.collapse(shape, axis)[1]), shape, axis)
 
     return build
 
 
-def _reference(op: str):
-    def reference(x, shape, dtype, axis=None):
+def _reference(op: str) -> Callable[..., list[np.ndarray]]:
+    def reference(x: np.ndarray, shape: Sequence[int], dtype: str, axis: int | None = None) -> list[np.ndarray]:
         shape, dtype, axis = blk.check_params(shape, dtype, axis)
         x = blk.reshaped(x, shape)
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, inf * 0 give NaN quietly
@@ -87,8 +89,8 @@ def _reference(op: str):
     return reference
 
 
-def _tolerance(op: str):
-    def tolerance_for(params: dict):
+def _tolerance(op: str) -> Callable[[dict[str, Any]], Tolerance]:
+    def tolerance_for(params: dict[str, Any]) -> Tolerance:
         shape, dtype, axis = blk.check_params(params["shape"], params["dtype"], params.get("axis"))
         if op in ("min", "max") or (dtype != "f32" and op != "mean"):
             return EXACT
@@ -106,11 +108,12 @@ def _tolerance(op: str):
 
 
 # ----------------------------------------------------------------------------- witnesses
-def _data(op: str, dtype: str, shape, rng) -> np.ndarray:
+def _data(op: str, dtype: str, shape: Sequence[int], rng: np.random.Generator) -> np.ndarray:
     n = math.prod(shape)
     if dtype == "f32":
         if op == "prod":  # |x| in [0.9, 1.1] with both signs: no overflow or underflow
-            return (rng.uniform(0.9, 1.1, n) * rng.choice([-1.0, 1.0], n)).astype(np.float32).reshape(shape)
+            signed: np.ndarray = rng.uniform(0.9, 1.1, n) * rng.choice([-1.0, 1.0], n)
+            return signed.astype(np.float32).reshape(shape)
         return rng.uniform(-SUM_ABS_MAX["f32"], SUM_ABS_MAX["f32"], n).astype(np.float32).reshape(shape)
     if op == "prod":  # odd factors, or the product soon wraps to 0
         lo, hi = (0, 2**32) if dtype == "u32" else (-(2**31), 2**31)
@@ -122,7 +125,9 @@ def _data(op: str, dtype: str, shape, rng) -> np.ndarray:
 
 def _specials(op: str) -> list[tuple[str, dict[str, Any], np.ndarray]]:
     """Edge cases: overflow, wrap, inf, NaN, -0.0, exactly summable floats."""
-    f = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
+    def f(v: Any) -> np.ndarray:
+        return np.array(v, dtype=np.float32)
+
     top = np.full(1000, 0xFFFFFFF0, np.uint32) - np.arange(1000, dtype=np.uint32)  # sums wrap
     out: list[tuple[str, dict[str, Any], np.ndarray]] = [("u32_near_2^32", {"shape": (1000,), "dtype": "u32"}, top),
            ("i32_extremes", {"shape": (7,), "dtype": "i32"},
@@ -151,8 +156,8 @@ def _specials(op: str) -> list[tuple[str, dict[str, Any], np.ndarray]]:
 _SEED = {"sum": 1, "prod": 2, "min": 3, "max": 4, "mean": 5}
 
 
-def _witnesses(op: str):
-    def witnesses():
+def _witnesses(op: str) -> Callable[[], list[Witness]]:
+    def witnesses() -> list[Witness]:
         rng = np.random.default_rng(_SEED[op])
         ws = []
         for dtype in blk.DTYPES:
@@ -170,8 +175,8 @@ def _witnesses(op: str):
     return witnesses
 
 
-def _params_for(op: str):
-    def params_for(x, axis=None):
+def _params_for(op: str) -> Callable[..., dict[str, Any]]:
+    def params_for(x: np.ndarray, axis: int | None = None) -> dict[str, Any]:
         return blk.params_from_array(f"reduce.{op}", x, axis)
 
     return params_for

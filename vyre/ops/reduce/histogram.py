@@ -14,13 +14,16 @@ one — and the kernel adds one global atomic per element instead.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 from ...ir.types import DataType
+from ...ir.values import MutVar
 from ..registry import EXACT, OpSpec, Witness, register
 
 WG = 256
@@ -30,7 +33,7 @@ ITEMS = 16  # elements per lane a workgroup aims for (more when its range is wid
 MAX_WORKGROUPS = 1024
 
 
-def _grid_stride(b: ProgramBuilder, n):
+def _grid_stride(b: ProgramBuilder, n: Val | int) -> tuple[MutVar, Val]:
     """(i, stride): this lane's first element and the grid stride, for a ``while i < n`` loop."""
     i = b.var("u32", b.workgroup_id(0) * WG + b.local_index(), name="i")
     return i, b.let(b.num_workgroups(0) * WG, "stride")
@@ -79,14 +82,14 @@ def global_program(bins: int) -> Program:
     return b.build()
 
 
-def _check(n, bins) -> tuple[int, int]:
+def _check(n: int, bins: int) -> tuple[int, int]:
     n, bins = int(n), int(bins)
     if n < 1 or bins < 1:
         raise ValueError(f"n and bins must be >= 1, got n={n}, bins={bins}")
     return n, bins
 
 
-def build(n, bins) -> Pipeline:
+def build(n: int, bins: int) -> Pipeline:
     n, bins = _check(n, bins)
     ranges = -(-bins // RANGE)
     if ranges <= MAX_RANGES:
@@ -100,7 +103,7 @@ def build(n, bins) -> Pipeline:
     return Pipeline(name="histogram", buffers=buffers, inputs=("x",), outputs=("hist",), steps=(step,))
 
 
-def reference(x, n, bins):
+def reference(x: np.ndarray, n: int, bins: int) -> list[np.ndarray]:
     n, bins = _check(n, bins)
     x = np.asarray(x).reshape(n)
     return [np.bincount(x[x < bins], minlength=bins).astype(np.uint32)]
@@ -123,7 +126,7 @@ def witnesses() -> list[Witness]:
             for name, x, bins in cases]
 
 
-def params_for(x, bins=None):
+def params_for(x: np.ndarray, bins: int | None = None) -> dict[str, Any]:
     if x.dtype != np.uint32:
         raise DispatchError(f"histogram takes a u32 array, got {x.dtype}",
                             fix="pass non-negative integer values as x.astype(np.uint32)")

@@ -24,6 +24,8 @@ covers (``vyre.ops.reduce.basic``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder
@@ -50,7 +52,7 @@ def _plan(outer: int, length: int, vec: int) -> list[tuple[int, int, int, int]]:
         units, vec = blocks, 1
 
 
-def applies(params: dict) -> bool:
+def applies(params: dict[str, Any]) -> bool:
     """Whole buffers and contiguous rows (strided columns keep the generic kernel)."""
     shape, _, axis = blk.check_params(params["shape"], params["dtype"], params.get("axis"))
     return blk.collapse(shape, axis)[2] == 1
@@ -89,7 +91,7 @@ def _pass(dtype: str, rows: int, units: int, vec: int, blocks: int, level: int, 
     return b.build()
 
 
-def build(shape, dtype, axis=None) -> Pipeline:
+def build(shape: Sequence[int], dtype: str, axis: int | None = None) -> Pipeline:
     """reduce.sum of ``shape`` along ``axis`` (inner == 1) with subgroup operations."""
     shape, dtype, axis = blk.check_params(shape, dtype, axis)
     outer, length, inner = blk.collapse(shape, axis)
