@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..ir.program import Program
+
+if TYPE_CHECKING:  # why: annotations only (importing vyre.backends.wgpu here would be a cycle)
+    from ..lower import BindingInfo
+    from .wgpu.pipelines import CompiledPipeline
 
 
 @dataclass(frozen=True, eq=False)
@@ -17,15 +23,15 @@ class CompiledProgram:
     that never lowers again (if the GPU pipeline was evicted, it is rebuilt from ``wgsl``).
     """
 
-    program: Any
+    program: Program
     wgsl: str
     entry_point: str
-    bindings: tuple
-    features: frozenset
-    workgroup_size: tuple
+    bindings: tuple[BindingInfo, ...]
+    features: frozenset[str]
+    workgroup_size: tuple[int, ...]
     fingerprint: str
     lowering_version: str
-    key: tuple
+    key: tuple[Any, ...]
     lowered: Any = field(repr=False)
 
     @property
@@ -33,8 +39,9 @@ class CompiledProgram:
         return self.program.name
 
     @classmethod
-    def from_pipeline(cls, compiled) -> CompiledProgram:
+    def from_pipeline(cls, compiled: CompiledPipeline) -> CompiledProgram:
         lowered = compiled.lowered
+        assert compiled.program is not None  # raw WGSL pipelines (no program) get no artifact
         return cls(program=compiled.program, wgsl=lowered.wgsl, entry_point=lowered.entry_point,
                    bindings=tuple(lowered.bindings), features=frozenset(lowered.features),
                    workgroup_size=tuple(lowered.workgroup_size), fingerprint=compiled.key[0],

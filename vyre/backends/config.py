@@ -16,7 +16,8 @@ MAX_GRID_WORKGROUPS = 2**32 - 1
 _GRID_FIX = "give the grid as an int or a tuple of up to three ints >= 1, e.g. grid=(64, 4)"
 
 
-_GRID_CONFIGS: dict = {}  # (type, grid as given with element types) -> its DispatchConfig (see coerce)
+#: (type, grid as given with element types) -> its DispatchConfig (see coerce)
+_GRID_CONFIGS: dict[tuple[Any, ...], DispatchConfig] = {}
 _GRID_CONFIGS_CAP = 4096
 
 

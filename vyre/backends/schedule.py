@@ -93,7 +93,7 @@ def zeros(spec: BufferSpec) -> np.ndarray:
     return np.zeros(shape, dtype=spec.dtype.numpy_dtype)
 
 
-def input_list(pipeline: Pipeline, inputs: Any) -> list:
+def input_list(pipeline: Pipeline, inputs: Any) -> list[Any]:
     """The caller's inputs as a list in ``pipeline.inputs`` order: an iterable (one value per input)
     or a mapping by input name. A bare array is refused (it would be split into its rows).
     Raises DispatchError."""
@@ -107,17 +107,17 @@ def input_list(pipeline: Pipeline, inputs: Any) -> list:
     try:
         if isinstance(inputs, (np.ndarray, str, bytes)):
             raise TypeError
-        inputs = list(inputs)
+        values: list[Any] = list(inputs)
     except TypeError:
         raise DispatchError(f"{pipeline.name} takes a list of {len(pipeline.inputs)} input(s) "
                             f"({', '.join(pipeline.inputs)}), got a {type(inputs).__name__}",
                             fix="pass a list with one array per pipeline input") from None
-    if len(inputs) != len(pipeline.inputs):
+    if len(values) != len(pipeline.inputs):
         raise DispatchError(
-            f"{pipeline.name} takes {len(pipeline.inputs)} input(s) ({', '.join(pipeline.inputs)}), got {len(inputs)}",
+            f"{pipeline.name} takes {len(pipeline.inputs)} input(s) ({', '.join(pipeline.inputs)}), got {len(values)}",
             fix="pass one array per op input, in order",
         )
-    return inputs
+    return values
 
 
 def host_inputs(pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:

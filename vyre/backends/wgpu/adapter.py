@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import NoAdapterError
+from .runtime_dir import ensure_runtime_dir
+from .types import GPUAdapter
 
 ENV_VAR = "VYRE_ADAPTER"
 
@@ -35,11 +37,11 @@ INSTALL_HINT = (
 @dataclass(frozen=True)
 class AdapterChoice:
     index: int
-    adapter: Any  # wgpu.GPUAdapter
-    info: dict
+    adapter: GPUAdapter
+    info: dict[str, Any]
 
 
-def adapter_info(adapter) -> dict:
+def adapter_info(adapter: GPUAdapter) -> dict[str, Any]:
     """The adapter's identity as a plain dict (device, vendor, backend_type, adapter_type, description, driver,
     vendor_id, device_id, subgroup_min_size, subgroup_max_size; unknown subgroup sizes are None)."""
     raw = adapter.info
@@ -60,30 +62,28 @@ def adapter_info(adapter) -> dict:
     }
 
 
-def describe(info: dict) -> str:
+def describe(info: dict[str, Any]) -> str:
     return f"{info['device'] or '?'} ({info['backend_type']}, {info['adapter_type']})"
 
 
-def is_usable(info: dict) -> bool:
+def is_usable(info: dict[str, Any]) -> bool:
     return info["backend_type"] not in UNUSABLE_BACKENDS
 
 
-def rank(info: dict) -> tuple[int, int]:
+def rank(info: dict[str, Any]) -> tuple[int, int]:
     """Sort key, larger is better."""
     native = 1 if info["backend_type"] in NATIVE_BACKENDS else 0
     return (native, _TYPE_RANK.get(info["adapter_type"], 0))
 
 
-def enumerate_adapters() -> list:
+def enumerate_adapters() -> list[GPUAdapter]:
     """``wgpu.gpu.enumerate_adapters_sync()``, with failures turned into NoAdapterError.
 
     A missing or invalid ``XDG_RUNTIME_DIR`` is replaced by a private directory first (see
     :mod:`.runtime_dir`), so that the Vulkan loader starts quietly."""
-    from .runtime_dir import ensure_runtime_dir
-
     ensure_runtime_dir()
     try:
-        import wgpu
+        import wgpu  # why: lazy (importing vyre must not import wgpu), and a failing import is a NoAdapterError
 
         return list(wgpu.gpu.enumerate_adapters_sync())
     except Exception as exc:  # wgpu-native missing, loader crash...
@@ -101,7 +101,7 @@ def _no_adapter(detail: str) -> NoAdapterError:
     )
 
 
-def choose(adapters: list, forced: str | None = None) -> AdapterChoice:
+def choose(adapters: list[GPUAdapter], forced: str | None = None) -> AdapterChoice:
     """Pick the best usable adapter, or the one ``forced`` (``VYRE_ADAPTER``) names."""
     infos = [adapter_info(a) for a in adapters]
     listing = "; ".join(f"[{i}] {describe(inf)}" for i, inf in enumerate(infos)) or "none found"
@@ -129,7 +129,7 @@ def choose(adapters: list, forced: str | None = None) -> AdapterChoice:
     return AdapterChoice(best, adapters[best], infos[best])
 
 
-def pick_index(adapters: list, index: int, source: str = "acquire_adapter") -> AdapterChoice:
+def pick_index(adapters: list[GPUAdapter], index: int, source: str = "acquire_adapter") -> AdapterChoice:
     infos = [adapter_info(a) for a in adapters]
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(adapters):
         if not adapters:

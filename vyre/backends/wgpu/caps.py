@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..base import Capabilities
+from .device import Device
 
 #: Limits reported in DeviceProfile.limits.
 KEY_LIMITS = (
@@ -27,29 +29,29 @@ class DeviceProfile:
     adapter_type: str
     driver: str
     features: tuple[str, ...]
-    limits: dict
+    limits: dict[str, int]
     subgroup_min_size: int | None
     subgroup_max_size: int | None
     supports_f16: bool
     supports_subgroup_ops: bool
     supports_timestamps: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def max_workgroup_size(dev) -> tuple[int, int, int]:
+def max_workgroup_size(dev: Device) -> tuple[int, int, int]:
     return (dev.limit("max-compute-workgroup-size-x"), dev.limit("max-compute-workgroup-size-y"),
             dev.limit("max-compute-workgroup-size-z"))
 
 
-def subgroup_size(dev) -> tuple[int, int] | None:
+def subgroup_size(dev: Device) -> tuple[int, int] | None:
     """(min, max) subgroup size the adapter reports, or None when unknown."""
     lo, hi = dev.info.get("subgroup_min_size"), dev.info.get("subgroup_max_size")
     return (int(lo), int(hi)) if lo and hi else None
 
 
-def capabilities(dev) -> Capabilities:
+def capabilities(dev: Device) -> Capabilities:
     """What the wgpu backend can do on this device (see :class:`vyre.backends.base.Capabilities`)."""
     f = dev.features
     return Capabilities(
@@ -61,7 +63,7 @@ def capabilities(dev) -> Capabilities:
         max_invocations_per_workgroup=dev.limit("max-compute-invocations-per-workgroup"))
 
 
-def device_profile(dev) -> DeviceProfile:
+def device_profile(dev: Device) -> DeviceProfile:
     info = dev.info
     sub = subgroup_size(dev)
     f = dev.features

@@ -3,7 +3,18 @@ in :mod:`vyre.backends.artifact`) and :class:`PersistentPipeline` (a pinned pipe
 
 from __future__ import annotations
 
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import DispatchError
+from ...ir.program import Program
 from ..artifact import CompiledProgram
+
+if TYPE_CHECKING:  # why: annotations only; the backend module imports this one
+    from .backend import WgpuBackend
+    from .pipelines import CompiledPipeline
 
 
 class PersistentPipeline:
@@ -14,14 +25,15 @@ class PersistentPipeline:
     again) on the next dispatch. ``release()`` (or leaving a ``with`` block) unpins it.
     """
 
-    def __init__(self, backend, pipeline):
+    def __init__(self, backend: WgpuBackend, pipeline: CompiledPipeline) -> None:
         self._backend = backend
         self._pipeline = pipeline
+        assert pipeline.artifact is not None  # compile_persistent pins the pipeline of an artifact
         self.compiled: CompiledProgram = pipeline.artifact
         self.released = False
 
     @property
-    def program(self):
+    def program(self) -> Program:
         return self.compiled.program
 
     @property
@@ -33,7 +45,7 @@ class PersistentPipeline:
         return self.compiled.wgsl
 
     @property
-    def bindings(self) -> tuple:
+    def bindings(self) -> tuple[Any, ...]:
         return self.compiled.bindings
 
     @property
@@ -44,14 +56,12 @@ class PersistentPipeline:
             return (not self.released and b._store.cache.get(self._pipeline.key) is self._pipeline
                     and self._pipeline.pins > 0)
 
-    def dispatch(self, inputs=None, config=None):
+    def dispatch(self, inputs: Any = None, config: Any = None) -> list[np.ndarray]:
         return self._backend._dispatch_persistent(self, inputs, config)
 
-    def pipeline(self, config=None):
+    def pipeline(self, config: Any = None) -> CompiledPipeline:
         """The pinned GPU pipeline; rebuilt from the artifact (and pinned again) after an invalidation or a
         device recovery. DispatchError once released."""
-        from ...errors import DispatchError
-
         b = self._backend
         if self.released:
             raise DispatchError(f"persistent pipeline {self.compiled.name!r} was released",
@@ -74,7 +84,8 @@ class PersistentPipeline:
     def __enter__(self) -> PersistentPipeline:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.release()
 
     def __repr__(self) -> str:

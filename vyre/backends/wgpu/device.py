@@ -17,6 +17,7 @@ from ...errors import BackendError, DeviceLostError, DispatchError, NoAdapterErr
 from . import adapter as _adapter
 from .failures import translate_error
 from .keys import adapter_identity
+from .types import GPUAdapter, GPUDevice, GPUQueue
 
 log = logging.getLogger("vyre")
 
@@ -43,7 +44,7 @@ FEATURE_ALIASES = {"f16": "shader-f16", "subgroups": "subgroup", "shader-f16": "
 SHUT_DOWN_FIX = "create a new backend: vyre.WgpuBackend.new() (WgpuBackend.shared() re-creates the shared one)"
 
 
-def create_device(adapter, label: str = "vyre"):
+def create_device(adapter: GPUAdapter, label: str = "vyre") -> tuple[GPUDevice, frozenset[str], dict[str, int]]:
     """Request a device with every wanted feature the adapter has and its maximal compute limits.
 
     Returns ``(device, features: frozenset[str], limits: dict[str, int])``.
@@ -61,7 +62,7 @@ def create_device(adapter, label: str = "vyre"):
                                  fix="pick another adapter (VYRE_ADAPTER or WgpuBackend.acquire_adapter)")
         raise err from None
     enabled = frozenset(str(f) for f in device.features)
-    limits = {str(k): v for k, v in dict(device.limits).items()}
+    limits: dict[str, int] = {str(k): v for k, v in dict(device.limits).items()}
     return device, enabled, limits
 
 
@@ -70,7 +71,7 @@ def create_device(adapter, label: str = "vyre"):
 LLVMPIPE_LOOP_ITERATIONS = 65535
 
 
-def driver_limits(info: dict) -> dict:
+def driver_limits(info: dict[str, Any]) -> dict[str, int]:
     """Limits a driver has beyond what WebGPU reports: llvmpipe's loop cut-off."""
     text = " ".join(str(info.get(k, "")) for k in ("device", "description", "driver", "driver_info")).lower()
     return {"max-loop-iterations": LLVMPIPE_LOOP_ITERATIONS} if "llvmpipe" in text else {}
@@ -79,27 +80,27 @@ def driver_limits(info: dict) -> dict:
 class Device:
     """One adapter and the device opened on it (reopened in place by :meth:`recover`)."""
 
-    def __init__(self, adapter_index: int | None = None):
+    def __init__(self, adapter_index: int | None = None) -> None:
         self.lock = threading.RLock()
         self.choice: _adapter.AdapterChoice = _adapter.select_adapter(adapter_index)
         self.identity = adapter_identity(self.choice.info)
         self.lost = False
         self.closed = False
         self.generation = 0
-        self.device: Any = None  # GPUDevice once open() ran
-        self.queue: Any = None
+        self.device: GPUDevice = None  # once open() ran
+        self.queue: GPUQueue = None
         self.features: frozenset[str] = frozenset()
-        self.limits: dict = {}
-        self.adapter_limits: dict = {}
+        self.limits: dict[str, int] = {}
+        self.adapter_limits: dict[str, int] = {}
         log.info("vyre: adapter [%d] %s, driver %r", self.choice.index, _adapter.describe(self.choice.info),
                  self.choice.info.get("driver"))
 
     @property
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         return self.choice.info
 
     @property
-    def validation_limits(self) -> dict:
+    def validation_limits(self) -> dict[str, int]:
         """What the validator checks programs against: the device's limits and the driver's own."""
         return {**self.limits, **driver_limits(self.info)}
 

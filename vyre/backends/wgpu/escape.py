@@ -15,16 +15,25 @@ raise DispatchError.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...errors import DispatchError, LoweringError, UnsupportedFeatureError
-from ...ir.nodes import FLOAT_UNOPS, UnOp
-from .jobs import Bind, Job
+from ...ir.nodes import FLOAT_UNOPS, Unary, UnOp
+from ...ir.program import Program
+from ...ir.types import DataType
+from .device import Device
+from .jobs import Bind, Job, JobRunner
 from .pipelines import Slot
 from .transfer import align
+
+if TYPE_CHECKING:  # why: annotations only (the backend imports this module)
+    from .backend import WgpuBackend
+    from .pipeline_store import PipelineStore
 
 #: Ops probe_op accepts: every unary op defined on f32.
 F32_UNARY_OPS = frozenset(FLOAT_UNOPS | {UnOp.NEG, UnOp.ABS, UnOp.SIGN})
@@ -37,11 +46,11 @@ class RawShader:
 
     wgsl: str
     entry_point: str
-    features: frozenset = frozenset()
+    features: frozenset[str] = frozenset()
     lowering_version: str = RAW_CONTRACT
 
 
-def _as_bytes(k: int, value) -> np.ndarray:
+def _as_bytes(k: int, value: Any) -> np.ndarray:
     try:
         arr = value if isinstance(value, np.ndarray) else np.frombuffer(memoryview(value), dtype=np.uint8)
     except TypeError:
@@ -55,22 +64,21 @@ def _as_bytes(k: int, value) -> np.ndarray:
     return raw
 
 
-def _dtype(d) -> np.dtype:
+def _dtype(d: Any) -> np.dtype:
     """A numpy dtype from a numpy dtype-like or a vyre scalar type name ("u32", "f32", "i32", "f16")."""
-    from ...ir.types import DataType
-
     try:
         if isinstance(d, (str, DataType)) and str(getattr(d, "value", d)) in {t.value for t in DataType}:
             dt = DataType(getattr(d, "value", d))
             if dt.lanes == 1 and dt is not DataType.BOOL:
                 return np.dtype(dt.numpy_dtype)
-        return np.dtype(d)
+        out: np.dtype = np.dtype(d)
+        return out
     except TypeError:
         raise DispatchError(f"output dtype {d!r} is not a numpy dtype or a vyre scalar type",
                             fix="use e.g. np.uint32, 'float32' or 'u32'") from None
 
 
-def _workgroups(workgroups, limit: int) -> tuple[int, int, int]:
+def _workgroups(workgroups: Any, limit: int) -> tuple[int, int, int]:
     w = (workgroups,) if isinstance(workgroups, (int, np.integer)) else tuple(workgroups)
     if not 1 <= len(w) <= 3 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in w):
         raise DispatchError(f"workgroups must be an int or 1 to 3 ints >= 0, got {workgroups!r}",
@@ -83,10 +91,9 @@ def _workgroups(workgroups, limit: int) -> tuple[int, int, int]:
 
 
 @cache
-def probe_program(op: UnOp):
+def probe_program(op: UnOp) -> Program:
     """``y[i] = op(x[i])`` over f32 buffers (one program per op)."""
-    from ...ir.builder import ProgramBuilder, Val
-    from ...ir.nodes import Unary
+    from ...ir.builder import ProgramBuilder, Val  # why: the builder (and its validator) loads on first use
 
     b = ProgramBuilder(f"probe_{op.value}", 64)
     x = b.buffer("x", "f32")
@@ -100,13 +107,13 @@ def probe_program(op: UnOp):
 class RawWgsl:
     """``dispatch_wgsl``: raw WGSL jobs on pooled buffers (see the module docstring)."""
 
-    def __init__(self, dev, store, runner):
+    def __init__(self, dev: Device, store: PipelineStore, runner: JobRunner) -> None:
         self._dev = dev
         self._store = store
         self._runner = runner
 
-    def dispatch(self, wgsl: str, inputs, output_sizes, workgroups, *, entry_point: str = "main",
-                 output_dtypes=None) -> list[np.ndarray]:
+    def dispatch(self, wgsl: str, inputs: Iterable[Any] | None, output_sizes: Iterable[int], workgroups: Any, *,
+                 entry_point: str = "main", output_dtypes: Sequence[Any] | None = None) -> list[np.ndarray]:
         """Run raw WGSL (see the module docstring for the binding layout). Returns one array per output."""
         self._dev.check_alive()
         if not isinstance(wgsl, str) or not wgsl.strip():
@@ -140,7 +147,7 @@ class RawWgsl:
         slots = [Slot(0, b.index, f"b{b.index}", "storage" if b.output else "read-only-storage", b.index)
                  for b in binds]
 
-        def to_host(j: int, raw) -> np.ndarray:
+        def to_host(j: int, raw: np.ndarray | bytes) -> np.ndarray:
             out = np.frombuffer(raw, dtype=np.uint8)[: sizes[j]].copy()
             return out.view(dtypes[j]) if dtypes is not None else out
 
@@ -168,7 +175,7 @@ class RawWgsl:
             return self._runner.run([job])[0]
 
 
-def probe_op(backend, op, values) -> np.ndarray:
+def probe_op(backend: WgpuBackend, op: UnOp | str, values: Any) -> np.ndarray:
     """Run the f32 unary ``op`` (a vyre.ir.nodes.UnOp or its name, e.g. "sqrt") over ``values`` in one
     dispatch and return the GPU's results (float32), to measure GPU error against the reference."""
     try:

@@ -14,7 +14,7 @@ the same device from other threads must hold that lock too, or use the device fr
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceLostError, DispatchError
 from ..handles import ResidentHandle
@@ -22,12 +22,16 @@ from .adapter import AdapterChoice, adapter_info
 from .device import Device
 from .failures import gpu_errors
 from .keys import adapter_identity
+from .types import GPUBuffer, GPUDevice
+
+if TYPE_CHECKING:  # why: annotations only (the backend imports this module)
+    from .backend import WgpuBackend
 
 
 class SharedDevice(Device):
     """A :class:`Device` over an existing ``wgpu.GPUDevice``: not opened, not destroyed, not recovered by vyre."""
 
-    def __init__(self, device: Any):
+    def __init__(self, device: GPUDevice) -> None:
         # Device.__init__ would select an adapter and open a device of its own: set the same state instead
         self.lock = threading.RLock()
         adapter = getattr(device, "adapter", None)
@@ -66,23 +70,23 @@ class SharedDevice(Device):
 
 def check_device(device: Any) -> None:
     """A typed error for anything that is not a ``wgpu.GPUDevice`` (before any GPU work)."""
-    import wgpu
+    import wgpu  # why: lazy, importing vyre must not import wgpu
 
     if not isinstance(device, wgpu.GPUDevice):
         raise DispatchError(f"from_device takes a wgpu.GPUDevice, got {type(device).__name__}",
                             fix="pass the device your WebGPU code created (adapter.request_device_sync(...))")
 
 
-def buffer_of(backend: Any, handle: ResidentHandle) -> Any:
+def buffer_of(backend: WgpuBackend, handle: ResidentHandle) -> GPUBuffer:
     """The ``wgpu.GPUBuffer`` of a live resident handle of ``backend`` (DispatchError otherwise)."""
     with backend.lock:
         store = backend._resident
         return store.buffer(store.state(), handle, "wgpu_buffer")
 
 
-def copy_into(backend: Any, source: Any, handle: ResidentHandle, nbytes: int) -> None:
+def copy_into(backend: WgpuBackend, source: Any, handle: ResidentHandle, nbytes: int) -> None:
     """Copy ``nbytes`` from the start of the foreign buffer ``source`` into ``handle`` (on the device)."""
-    import wgpu
+    import wgpu  # why: lazy, importing vyre must not import wgpu
 
     if not isinstance(source, wgpu.GPUBuffer):
         raise DispatchError(f"expected a wgpu.GPUBuffer, got {type(source).__name__}",

@@ -33,16 +33,21 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Any, Literal
 
 import numpy as np
+
+from .types import CData, GPUBuffer, GPUDevice, GPUQuerySet, GPUQueue
+from .work import Dispatch
 
 #: wgpu-py versions whose internals this module was written against (checked by :func:`native_driver`).
 KNOWN_WGPU = ("0.32.0",)
 #: ``VYRE_WGPU_NATIVE=0`` forces the public wgpu-py API (the CI runs the GPU tests once that way).
 ENV_SWITCH = "VYRE_WGPU_NATIVE"
 
-_NATIVE: list = []
+_NATIVE: list[NativeCalls | None] = []
 
 #: How long a map may wait for its callback before it is declared failed (a lost device).
 MAP_TIMEOUT_S = 120.0
@@ -61,7 +66,7 @@ def native_enabled() -> bool:
     if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
         return False
     try:
-        import wgpu
+        import wgpu  # why: lazy (importing vyre must not import wgpu), and wgpu may be missing
     except Exception:  # noqa: BLE001 - no wgpu at all: nothing native either
         return False
     return str(getattr(wgpu, "__version__", "")) in KNOWN_WGPU
@@ -72,14 +77,15 @@ class _Checked:
 
     __slots__ = ("_nat",)
 
-    def __init__(self, nat: NativeCalls):
+    def __init__(self, nat: NativeCalls) -> None:
         self._nat = nat
 
-    def __enter__(self):
+    def __enter__(self) -> _Checked:
         self._nat.capture()
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         err = self._nat.release()
         if err is not None and (exc is None or isinstance(exc, Exception)):
             raise err from exc
@@ -89,7 +95,8 @@ class _Checked:
 class NativeCalls:
     """The entry points, descriptor structs and wgpu-py types the fast path needs (one per process)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
+        # why: lazy (importing vyre must not import wgpu), and only behind the version gate
         from wgpu.backends.wgpu_native import _api, _helpers
         from wgpu.backends.wgpu_native._ffi import ffi, lib
 
@@ -131,7 +138,7 @@ class NativeCalls:
         self.release_encoder = lib.wgpuCommandEncoderRelease
         self.release_commands = lib.wgpuCommandBufferRelease
         self.from_buffer = ffi.from_buffer
-        self._labels: dict[str, tuple] = {}
+        self._labels: dict[str, tuple[CData, CData, CData, CData]] = {}
         # smoke test: the struct types exist with the fields used below
         self.descriptors("vyre")
         ffi.new("WGPUBufferMapCallbackInfo *").userdata1 = ffi.NULL
@@ -144,20 +151,21 @@ class NativeCalls:
         """Start collecting wgpu errors of this thread's calls (what wgpu-py's ``libf`` does per call)."""
         self._handler.capture("vyre-native")
 
-    def release(self):
+    def release(self) -> Exception | None:
         """Stop collecting; the wgpu exception (GPUValidationError...) of the error reported meanwhile, or None."""
         err = self._handler.release("vyre-native")
         if err is None:
             return None
         kind, message = err
-        return self._error_types.get(kind, self._gpu_error)(message)
+        exc: Exception = self._error_types.get(kind, self._gpu_error)(message)
+        return exc
 
     def checked(self) -> _Checked:
         """A context manager: a run of direct calls whose reported error is raised at the end."""
         return self._checked
 
     # ---- misc ------------------------------------------------------------------------------
-    def descriptors(self, label: str) -> tuple:
+    def descriptors(self, label: str) -> tuple[CData, CData, CData, CData]:
         """(encoder, pass, command buffer) descriptors carrying ``label`` (cached per label)."""
         d = self._labels.get(label)
         if d is None:
@@ -174,7 +182,8 @@ class NativeCalls:
             d = self._labels[label] = (enc, cpass, done, text)
         return d
 
-    def timed_pass_descriptor(self, label: str, query_set, begin: bool, end: bool):
+    def timed_pass_descriptor(self, label: str, query_set: GPUQuerySet, begin: bool,
+                              end: bool) -> tuple[CData, tuple[CData, CData]]:
         """A compute pass descriptor writing timestamps 0 (begin) and/or 1 (end) of ``query_set``."""
         ffi = self.ffi
         text = ffi.new("char[]", label.encode())
@@ -188,7 +197,7 @@ class NativeCalls:
         desc.timestampWrites = tw
         return desc, (text, tw)
 
-    def usable(self, device, queue) -> bool:
+    def usable(self, device: GPUDevice, queue: GPUQueue) -> bool:
         """``device`` and ``queue`` are plain wgpu-native objects whose wgpu-py methods nobody replaced (a test
         or a profiler patching them sees every call through the wgpu-py path)."""
         dt, qt = type(device), type(queue)
@@ -196,12 +205,12 @@ class NativeCalls:
         return (dt is self.device_type and qt is self.queue_type and bool(device._internal)
                 and dt.create_command_encoder is m[0] and qt.submit is m[1] and qt.write_buffer is m[2])
 
-    def can_map(self, buf) -> bool:
+    def can_map(self, buf: GPUBuffer) -> bool:
         """``buf`` is a plain wgpu-native buffer whose map_async/unmap nobody replaced."""
         bt = type(buf)
         return bt is self.buffer_type and bt.map_async is self._methods[3] and bt.unmap is self._methods[4]
 
-    def wait(self, device, done, spin_s: float) -> bool:
+    def wait(self, device: GPUDevice, done: Callable[[], bool], spin_s: float) -> bool:
         """Poll ``device`` until ``done()``: non-blocking polls for up to ``spin_s`` seconds, then blocking ones
         (each returns when the queue is empty; a callback may also run in wgpu-py's poll thread, so
         ``done()`` is checked between them). Raises after :data:`MAP_TIMEOUT_S`. Returns True when the
@@ -243,7 +252,7 @@ def native_calls() -> NativeCalls | None:
     return _NATIVE[0]
 
 
-def native_driver(device, queue, spin_s: float | None = None) -> NativeDriver | None:
+def native_driver(device: GPUDevice, queue: GPUQueue, spin_s: float | None = None) -> NativeDriver | None:
     """A :class:`NativeDriver` for ``device``/``queue`` when the gate is open and both are plain wgpu-native
     objects whose wgpu-py methods nobody replaced (a test or a profiler patching them sees every call
     through the public path), else None."""
@@ -258,27 +267,27 @@ class NativeRecorder:
 
     __slots__ = ("_nat", "_h", "_desc", "_label")
 
-    def __init__(self, nat: NativeCalls, device, label: str):
+    def __init__(self, nat: NativeCalls, device: GPUDevice, label: str) -> None:
         self._nat = nat
         self._label = label
         self._desc = nat.descriptors(label)
-        self._h = None
+        self._h: CData = None
         self._h = nat.create_encoder(device._internal, self._desc[0])
 
-    def clear(self, buffer, offset: int, size: int) -> None:
+    def clear(self, buffer: GPUBuffer, offset: int, size: int) -> None:
         self._nat.clear(self._h, buffer._internal, offset, size)
 
-    def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
+    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, size: int) -> None:
         self._nat.copy(self._h, src._internal, src_offset, dst._internal, dst_offset, size)
 
-    def resolve(self, query_set, count: int, dst, offset: int) -> None:
+    def resolve(self, query_set: GPUQuerySet, count: int, dst: GPUBuffer, offset: int) -> None:
         self._nat.resolve(self._h, query_set._internal, 0, count, dst._internal, offset)
 
-    def compute_pass(self, dispatches, timer=None) -> int:
+    def compute_pass(self, dispatches: Iterable[Dispatch], timer: tuple[GPUQuerySet, bool, bool] | None = None) -> int:
         """One compute pass over ``dispatches`` (work.Dispatch); ``timer``: (query_set, begin, end) timestamps.
         set_pipeline / set_bind_group only when they change. Returns the number of dispatches recorded."""
         nat = self._nat
-        keep = None
+        keep: tuple[CData, CData] | None = None
         if timer is None:
             desc = self._desc[1]
         else:
@@ -286,7 +295,8 @@ class NativeRecorder:
         cpass = nat.begin_pass(self._h, desc)
         del keep
         set_pipeline, set_bind_group, dispatch, null = nat.set_pipeline, nat.set_bind_group, nat.dispatch, nat.null
-        n, pipeline, bound = 0, None, []
+        n, pipeline = 0, None
+        bound: list[Any] = []
         try:
             for d in dispatches:
                 if not d.total:
@@ -307,7 +317,7 @@ class NativeRecorder:
             nat.release_pass(cpass)
         return n
 
-    def finish(self):
+    def finish(self) -> CData:
         """The finished command buffer handle (submit it with :meth:`NativeDriver.submit`)."""
         return self._nat.finish(self._h, self._desc[2])
 
@@ -324,7 +334,7 @@ class NativeMapper:
     dropped, never taken for another map, and several maps may be in flight (async dispatch).
     """
 
-    def __init__(self, nat: NativeCalls, spin_s: float | None = None):
+    def __init__(self, nat: NativeCalls, spin_s: float | None = None) -> None:
         self._nat = nat
         #: Seconds of non-blocking polling before a wait blocks (``VYRE_SPIN_WAIT_US``, default 1000 µs).
         self.spin_s = _spin_default() if spin_s is None else spin_s
@@ -340,8 +350,7 @@ class NativeMapper:
         success = nat.map_success
         from_view = nat.from_c_string_view
 
-        @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
-        def _mapped(status, message, userdata1, userdata2):
+        def _mapped(status: int, message: CData, userdata1: CData, userdata2: CData) -> None:
             try:
                 msg = "" if status == success else from_view(message)
             except Exception:  # noqa: BLE001 - never raise into C
@@ -352,12 +361,14 @@ class NativeMapper:
             else:
                 done[token] = (int(status), msg)
 
-        self._callback = _mapped
+        # the C callback (kept alive here); ffi.callback called, not used as a decorator: cffi is untyped
+        callback = ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")(_mapped)
+        self._callback = callback
         self._info = ffi.new("WGPUBufferMapCallbackInfo *")
         self._info.mode = nat.allow_process_events
-        self._info.callback = _mapped
+        self._info.callback = callback
 
-    def start(self, buf, mode: int, size: int, wait_in=None) -> int:
+    def start(self, buf: GPUBuffer, mode: int, size: int, wait_in: GPUDevice | None = None) -> int:
         """Issue the map of ``size`` bytes of ``buf`` from offset 0 (``mode``: 1 read, 2 write); returns its token.
         ``wait_in``: a device to wait on right away, in the same error-capture region (see :meth:`map`)."""
         nat = self._nat
@@ -382,7 +393,7 @@ class NativeMapper:
             raise
         return token
 
-    def settled(self, device, token: int, timeout: float) -> bool:
+    def settled(self, device: GPUDevice, token: int, timeout: float) -> bool:
         """Whether map ``token`` completed, polling for at most ``timeout`` seconds (0: one non-blocking poll)."""
         nat = self._nat
         done = self._done
@@ -397,12 +408,12 @@ class NativeMapper:
                 return token in done
             time.sleep(0.0002)
 
-    def wait(self, device, token: int) -> None:
+    def wait(self, device: GPUDevice, token: int) -> None:
         """Wait for map ``token`` in this thread (spin, then block; see the module docstring)."""
         with self._nat.checked():
             self._wait(device, token)
 
-    def _wait(self, device, token: int) -> None:
+    def _wait(self, device: GPUDevice, token: int) -> None:
         done = self._done
         if token not in done:
             spin = self.spin_s
@@ -410,7 +421,7 @@ class NativeMapper:
             self._nat.wait(device, lambda: token in done, spin if self._last_wait <= spin else 0.0)
             self._last_wait = time.perf_counter() - t0
 
-    def finish(self, buf, token: int, size: int, mode: int) -> None:
+    def finish(self, buf: GPUBuffer, token: int, size: int, mode: int) -> None:
         """After the map completed: raise if it failed, else set the buffer's wgpu-py state to mapped."""
         nat = self._nat
         status, message = self._done.pop(token)
@@ -419,7 +430,7 @@ class NativeMapper:
             raise RuntimeError(f"Could not map buffer ({status} : {message}).")
         self._set_mapped(buf, size, mode)
 
-    def abandon(self, buf, token: int, size: int, mode: int) -> None:
+    def abandon(self, buf: GPUBuffer, token: int, size: int, mode: int) -> None:
         """Give up on map ``token`` (an error or ^C while waiting): a late callback is dropped; a map that
         did complete leaves the buffer mapped, so the caller's cleanup can unmap it."""
         got = self._done.pop(token, None)
@@ -430,12 +441,12 @@ class NativeMapper:
             return
         buf._map_state = self._nat.unmapped
 
-    def map(self, device, buf, mode: int, size: int) -> None:
+    def map(self, device: GPUDevice, buf: GPUBuffer, mode: int, size: int) -> None:
         """Map and wait (one error-capture region for both)."""
         token = self.start(buf, mode, size, wait_in=device)
         self.finish(buf, token, size, mode)
 
-    def view(self, buf, size: int) -> np.ndarray:
+    def view(self, buf: GPUBuffer, size: int) -> np.ndarray:
         """A uint8 view of the first ``size`` bytes of mapped ``buf`` (valid until :meth:`unmap`)."""
         nat = self._nat
         if buf._map_state != nat.mapped or size > buf._mapped_status[1]:
@@ -445,7 +456,7 @@ class NativeMapper:
             raise RuntimeError("wgpuBufferGetConstMappedRange returned NULL")
         return np.frombuffer(nat.ffi.buffer(ptr, size), dtype=np.uint8)
 
-    def unmap(self, buf) -> None:
+    def unmap(self, buf: GPUBuffer) -> None:
         """``buf.unmap()`` (what wgpu-py's unmap does, without its error proxy)."""
         nat = self._nat
         if buf._map_state != nat.mapped:
@@ -456,11 +467,15 @@ class NativeMapper:
         buf._mapped_status = (0, 0, 0)
         buf._release_memoryviews()
 
-    def _set_mapped(self, buf, size: int, mode: int) -> None:
+    def _set_mapped(self, buf: GPUBuffer, size: int, mode: int) -> None:
         """What wgpu-py's own map handler sets (wgpu/backends/wgpu_native/_api.py, GPUBuffer.map_async)."""
         buf._map_state = self._nat.mapped
         buf._mapped_status = (0, size, mode)
         buf._mapped_memoryviews = []
+
+
+#: A map in flight (:meth:`NativeDriver.start_map`): the buffer, the bytes mapped and the map's token.
+PendingMap = tuple[GPUBuffer, int, int]
 
 
 class NativeDriver:
@@ -468,7 +483,7 @@ class NativeDriver:
 
     name = "native"
 
-    def __init__(self, nat: NativeCalls, device, queue, spin_s: float | None = None):
+    def __init__(self, nat: NativeCalls, device: GPUDevice, queue: GPUQueue, spin_s: float | None = None) -> None:
         self.nat = nat
         self.device = device
         self.queue = queue
@@ -478,7 +493,11 @@ class NativeDriver:
     def spin_s(self) -> float:
         return self.mapper.spin_s
 
-    def checked(self):
+    @spin_s.setter
+    def spin_s(self, value: float) -> None:
+        self.mapper.spin_s = value
+
+    def checked(self) -> _Checked:
         """A region of direct calls whose reported wgpu error is raised when it ends."""
         return self.nat.checked()
 
@@ -486,7 +505,7 @@ class NativeDriver:
         """The device's and queue's wgpu-py methods are still the ones this driver replaces."""
         return self.nat.usable(self.device, self.queue)
 
-    def write(self, buffer, offset: int, data: np.ndarray) -> None:
+    def write(self, buffer: GPUBuffer, offset: int, data: np.ndarray) -> None:
         """``queue.write_buffer`` (inside a ``checked()`` region)."""
         nat = self.nat
         nat.write(self.queue._internal, buffer._internal, offset, nat.from_buffer(data), data.nbytes)
@@ -494,7 +513,7 @@ class NativeDriver:
     def recorder(self, label: str) -> NativeRecorder:
         return NativeRecorder(self.nat, self.device, label)
 
-    def submit(self, commands) -> None:
+    def submit(self, commands: CData) -> None:
         """Submit and release a finished command buffer handle (inside a ``checked()`` region)."""
         nat = self.nat
         try:
@@ -502,42 +521,43 @@ class NativeDriver:
         finally:
             nat.release_commands(commands)
 
-    def discard(self, commands) -> None:
+    def discard(self, commands: CData) -> None:
         self.nat.release_commands(commands)
 
-    def usable(self, buf) -> bool:
+    def usable(self, buf: GPUBuffer) -> bool:
         return self.nat.can_map(buf)
 
-    def map(self, buf, mode: int, size: int) -> None:
+    def map(self, buf: GPUBuffer, mode: int, size: int) -> None:
         self.mapper.map(self.device, buf, mode, size)
 
-    def view(self, buf, size: int) -> np.ndarray:
+    def view(self, buf: GPUBuffer, size: int) -> np.ndarray:
         return self.mapper.view(buf, size)
 
-    def unmap(self, buf) -> None:
+    def unmap(self, buf: GPUBuffer) -> None:
         self.mapper.unmap(buf)
 
-    def mapped_range(self, buf, offset: int, size: int) -> Any:
+    def mapped_range(self, buf: GPUBuffer, offset: int, size: int) -> memoryview | None:
         """A writable memoryview of a range of a buffer mapped for writing (for threaded copies), or None."""
         get_range = getattr(buf, "_experimental_get_mapped_range", None)
-        return get_range(offset, size) if get_range is not None else None
+        view: memoryview | None = get_range(offset, size) if get_range is not None else None
+        return view
 
-    def write_mapped(self, buf, data: np.ndarray, offset: int) -> None:
+    def write_mapped(self, buf: GPUBuffer, data: np.ndarray, offset: int) -> None:
         buf.write_mapped(data, offset)
 
     # ---- maps in flight (async dispatch) --------------------------------------------------------
-    def start_map(self, buf, size: int) -> Any:
+    def start_map(self, buf: GPUBuffer, size: int) -> PendingMap:
         return (buf, size, self.mapper.start(buf, 1, size))
 
-    def settled(self, pending, timeout: float) -> bool:
+    def settled(self, pending: PendingMap, timeout: float) -> bool:
         return self.mapper.settled(self.device, pending[2], timeout)
 
-    def finish_map(self, pending) -> None:
+    def finish_map(self, pending: PendingMap) -> None:
         buf, size, token = pending
         self.mapper.wait(self.device, token)
         self.mapper.finish(buf, token, size, 1)
 
-    def abandon_map(self, pending) -> None:
+    def abandon_map(self, pending: PendingMap) -> None:
         buf, size, token = pending
         self.mapper.abandon(buf, token, size, 1)
 

@@ -9,13 +9,21 @@ the shader does not use still gets a slot and bind groups always match. Keys are
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import BackendError, LoweringError
+from ...ir.program import Program
+from ...lower import BindingInfo
+from ..artifact import CompiledProgram
 from .failures import translate_error
-from .transfer import ResourceSet
+from .pool import BufferPool
+from .transfer import ResourceSet, Stats
+from .types import GPUBindGroupLayout, GPUComputePipeline, GPUDevice, GPUPipelineLayout, GPUShaderModule
+
+#: The (binding, kind) pairs of one bind group: what its layout is cached by.
+Signature = tuple[tuple[int, str], ...]
 
 PARAMS_NAME = "_vyre"
 _KINDS = ("read-only-storage", "storage", "uniform")
@@ -35,30 +43,32 @@ class Slot:
 
 @dataclass(eq=False)
 class CompiledPipeline:
-    key: tuple
+    key: tuple[Any, ...]
     program_name: str
-    lowered: Any
-    module: Any
-    pipeline_layout: Any
-    pipeline: Any
-    group_layouts: list  # index = bind group number
-    groups: list  # index = bind group number -> list[Slot]
-    program: Any = None  # the Program (None for raw WGSL)
-    rsets: list = field(default_factory=lambda: [ResourceSet()])  # one per job slot of one submission
+    lowered: Any  # a vyre.lower.LoweredProgram, or an escape.RawShader for raw WGSL
+    module: GPUShaderModule
+    pipeline_layout: GPUPipelineLayout
+    pipeline: GPUComputePipeline
+    group_layouts: list[GPUBindGroupLayout]  # index = bind group number
+    groups: list[list[Slot]]  # index = bind group number
+    program: Program | None = None  # None for raw WGSL
+    rsets: list[ResourceSet] = field(default_factory=lambda: [ResourceSet()])  # one per job slot of one submission
     uses: int = 0
     last_used: int = 0
     pins: int = 0  # > 0: never evicted (compile_persistent)
-    needs: frozenset = frozenset()  # device features the pipeline needs
+    needs: frozenset[str] = frozenset()  # device features the pipeline needs
     generation: int = 0  # the backend's device generation it was built on
-    artifact: Any = None  # the CompiledProgram handed out by backend.compile()
+    artifact: CompiledProgram | None = None  # the one handed out by backend.compile()
 
     @property
     def wgsl(self) -> str:
-        return self.lowered.wgsl
+        wgsl: str = self.lowered.wgsl
+        return wgsl
 
     @property
     def fingerprint(self) -> str:
-        return self.key[0]
+        fingerprint: str = self.key[0]
+        return fingerprint
 
     @property
     def resources(self) -> ResourceSet:
@@ -74,19 +84,19 @@ class CompiledPipeline:
     def nbytes(self) -> int:
         return sum(r.nbytes() for r in self.rsets)
 
-    def release_resources(self, pool) -> None:
+    def release_resources(self, pool: BufferPool) -> None:
         for r in self.rsets:
             r.release(pool)
         del self.rsets[1:]
 
 
-def binding_slots(program, lowered) -> list[list[Slot]]:
+def binding_slots(program: Program, lowered: Any) -> list[list[Slot]]:
     """Match the lowering's bindings to the program's buffers (by name) and group them."""
     index_of = {b.name: k for k, b in enumerate(program.sorted_buffers)}
     return group_slots(program.name, lowered.bindings, index_of)
 
 
-def group_slots(name: str, bindings, index_of: dict[str, int]) -> list[list[Slot]]:
+def group_slots(name: str, bindings: Iterable[BindingInfo], index_of: dict[str, int]) -> list[list[Slot]]:
     """Slots by bind group, each group sorted by binding; ``index_of`` maps binding names to buffer indices."""
     slots: list[Slot] = []
     seen: set[tuple[int, int]] = set()
@@ -124,14 +134,14 @@ class LayoutCache:
     """Bind group layouts by signature (the (binding, kind) pairs of one group) and pipeline layouts by
     the tuple of their groups' signatures, so programs with the same interface share them."""
 
-    def __init__(self, device, stats):
+    def __init__(self, device: GPUDevice, stats: Stats) -> None:
         self.device = device
         self.stats = stats
-        self.groups: dict[tuple, Any] = {}
-        self.pipelines: dict[tuple, Any] = {}
+        self.groups: dict[Signature, GPUBindGroupLayout] = {}
+        self.pipelines: dict[tuple[Signature, ...], GPUPipelineLayout] = {}
 
-    def group_layout(self, signature: tuple):
-        import wgpu
+    def group_layout(self, signature: Signature) -> GPUBindGroupLayout:
+        import wgpu  # why: lazy, importing vyre must not import wgpu
 
         layout = self.groups.get(signature)
         if layout is None:
@@ -142,7 +152,7 @@ class LayoutCache:
             self.groups[signature] = layout
         return layout
 
-    def pipeline_layout(self, signatures: tuple):
+    def pipeline_layout(self, signatures: tuple[Signature, ...]) -> GPUPipelineLayout:
         layout = self.pipelines.get(signatures)
         if layout is None:
             layout = self.device.create_pipeline_layout(
@@ -150,23 +160,24 @@ class LayoutCache:
             self.pipelines[signatures] = layout
         return layout
 
-    def clear(self, device=None) -> None:
+    def clear(self, device: GPUDevice | None = None) -> None:
         self.groups.clear()
         self.pipelines.clear()
         if device is not None:
             self.device = device
 
 
-def compile_pipeline(device, program, lowered, key: tuple, layouts: LayoutCache | None = None,
-                     groups: list | None = None) -> CompiledPipeline:
+def compile_pipeline(device: GPUDevice, program: Program | None, lowered: Any, key: tuple[Any, ...],
+                     layouts: LayoutCache | None = None, groups: list[list[Slot]] | None = None) -> CompiledPipeline:
     """Create the shader module, layouts and compute pipeline. wgpu errors become LoweringError.
 
     ``program`` may be None (raw WGSL): then ``groups`` must be given.
     """
-    import wgpu
+    import wgpu  # why: lazy, importing vyre must not import wgpu
 
     name = program.name if program is not None else "wgsl"
     if groups is None:
+        assert program is not None  # raw WGSL comes with its groups
         groups = binding_slots(program, lowered)
     label = f"vyre:{name}"
     signatures = tuple(tuple((s.binding, s.kind) for s in slots) for slots in groups)
@@ -206,8 +217,8 @@ class PipelineCache:
     """
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, release: Callable[[CompiledPipeline], None] | None = None):
-        self.pipelines: OrderedDict[tuple, CompiledPipeline] = OrderedDict()
-        self.lowered: OrderedDict[tuple, Any] = OrderedDict()
+        self.pipelines: OrderedDict[tuple[Any, ...], CompiledPipeline] = OrderedDict()
+        self.lowered: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # -> LoweredProgram
         self._capacity = _check_capacity(capacity)
         self.release = release or (lambda p: None)
         self.hits = 0
@@ -230,7 +241,7 @@ class PipelineCache:
         return max(64, self._capacity)
 
     # ---- pipelines ----------------------------------------------------------------------
-    def lookup(self, key) -> CompiledPipeline | None:
+    def lookup(self, key: tuple[Any, ...]) -> CompiledPipeline | None:
         """The cached pipeline (marked most recently used; counted as a hit) or None (a miss)."""
         p = self.pipelines.get(key)
         if p is None:
@@ -240,7 +251,7 @@ class PipelineCache:
         self.hits += 1
         return p
 
-    def get(self, key) -> CompiledPipeline | None:
+    def get(self, key: tuple[Any, ...]) -> CompiledPipeline | None:
         """The cached pipeline without counting or reordering."""
         return self.pipelines.get(key)
 
@@ -262,7 +273,7 @@ class PipelineCache:
             self.release(self.pipelines.pop(key))
             self.evictions += 1
 
-    def remove(self, fingerprints=None) -> int:
+    def remove(self, fingerprints: Iterable[str] | None = None) -> int:
         """Drop every pipeline (``fingerprints`` None) or those of the given program fingerprints,
         pinned or not, and their lowerings. Returns the number of pipelines dropped."""
         fps = None if fingerprints is None else set(fingerprints)
@@ -277,13 +288,13 @@ class PipelineCache:
         self.remove(None)
 
     # ---- lowerings ---------------------------------------------------------------------
-    def lowering(self, key):
+    def lowering(self, key: tuple[Any, ...]) -> Any:
         lowered = self.lowered.get(key)
         if lowered is not None:
             self.lowered.move_to_end(key)
         return lowered
 
-    def keep_lowering(self, key, lowered) -> None:
+    def keep_lowering(self, key: tuple[Any, ...], lowered: Any) -> None:
         self.lowered[key] = lowered
         self.lowered.move_to_end(key)
         while len(self.lowered) > self.lowering_capacity:
@@ -293,7 +304,7 @@ class PipelineCache:
     def __len__(self) -> int:
         return len(self.pipelines)
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         looked = self.hits + self.misses
         return {"entries": len(self.pipelines), "capacity": self._capacity,
                 "pinned": sum(1 for p in self.pipelines.values() if p.pins),
@@ -302,7 +313,7 @@ class PipelineCache:
                 "lowerings": len(self.lowered)}
 
 
-def _check_capacity(value) -> int:
+def _check_capacity(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise BackendError(f"pipeline cache capacity must be an int >= 1, got {value!r}",
                            fix="pass e.g. pipeline_cache_capacity=256")

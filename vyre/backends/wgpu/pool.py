@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from .transfer import Stats
+from .types import BufferUsage, GPUBuffer, GPUDevice
+
 MIN_CLASS = 256
 DEFAULT_CAP = 1 << 30
 
@@ -32,8 +35,8 @@ def size_class(nbytes: int, cap: int | None = None) -> int:
     return size
 
 
-def _usage(kind: str):
-    import wgpu
+def _usage(kind: str) -> BufferUsage:
+    import wgpu  # why: lazy, importing vyre must not import wgpu
 
     BU = wgpu.BufferUsage
     if kind == "uniform":
@@ -44,13 +47,13 @@ def _usage(kind: str):
 class BufferPool:
     """Free lists per (kind, size class), in release order, plus the bytes of every live buffer."""
 
-    def __init__(self, device, stats, cap_bytes: int = DEFAULT_CAP):
+    def __init__(self, device: GPUDevice, stats: Stats, cap_bytes: int = DEFAULT_CAP) -> None:
         self.device = device
         self.stats = stats
         self.cap_bytes = int(cap_bytes)
-        self._free: OrderedDict[int, tuple[tuple[str, int], object]] = OrderedDict()  # id -> (key, buffer)
-        self._by_key: dict[tuple[str, int], list] = {}
-        self._live: dict[int, tuple[tuple[str, int], object]] = {}  # every buffer the pool owns
+        self._free: OrderedDict[int, tuple[tuple[str, int], GPUBuffer]] = OrderedDict()  # id -> (key, buffer)
+        self._by_key: dict[tuple[str, int], list[GPUBuffer]] = {}
+        self._live: dict[int, tuple[tuple[str, int], GPUBuffer]] = {}  # every buffer the pool owns
         self.bytes = 0
         self.hits = 0
         self.misses = 0
@@ -69,11 +72,11 @@ class BufferPool:
     def free_bytes(self) -> int:
         return sum(key[1] for key, _ in self._free.values())
 
-    def owns(self, buf) -> bool:
+    def owns(self, buf: GPUBuffer) -> bool:
         return id(buf) in self._live
 
     # ---- acquire / release ----------------------------------------------------------
-    def acquire(self, kind: str, nbytes: int, cap: int | None = None, label: str = "vyre-pool"):
+    def acquire(self, kind: str, nbytes: int, cap: int | None = None, label: str = "vyre-pool") -> GPUBuffer:
         key = (kind, size_class(nbytes, cap))
         bucket = self._by_key.get(key)
         if bucket:
@@ -88,7 +91,7 @@ class BufferPool:
         self.bytes += key[1]
         return buf
 
-    def release(self, buf) -> None:
+    def release(self, buf: GPUBuffer | None) -> None:
         """Return a buffer to its class (buffers the pool did not create are destroyed)."""
         if buf is None:
             return
@@ -110,13 +113,13 @@ class BufferPool:
             self._by_key[key].remove(buf)
             self._forget(key, buf)
 
-    def _forget(self, key, buf) -> None:
+    def _forget(self, key: tuple[str, int], buf: GPUBuffer) -> None:
         del self._live[id(buf)]
         self.bytes -= key[1]
         self.destroyed += 1
         _destroy(buf)
 
-    def clear(self, device=None) -> None:
+    def clear(self, device: GPUDevice | None = None) -> None:
         """Destroy every buffer (free or not) and forget them; ``device`` replaces the device."""
         for _, buf in list(self._live.values()):
             _destroy(buf)
@@ -127,13 +130,13 @@ class BufferPool:
         if device is not None:
             self.device = device
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, int]:
         return {"bytes": self.bytes, "buffers": self.buffers, "free_buffers": self.free_buffers,
                 "free_bytes": self.free_bytes, "cap_bytes": self.cap_bytes, "hits": self.hits,
                 "misses": self.misses, "destroyed": self.destroyed}
 
 
-def _destroy(buf) -> None:
+def _destroy(buf: GPUBuffer) -> None:
     try:
         buf.destroy()
     except Exception:

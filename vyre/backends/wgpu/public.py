@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from .native import MAP_TIMEOUT_S
+from .types import GPUBuffer, GPUCommandBuffer, GPUDevice, GPUQuerySet, GPUQueue
+from .work import Dispatch
+
+#: A map in flight (:meth:`PublicDriver.start_map`): the buffer, its promise, the event set when it
+#: settled, and the error it failed with (empty while none).
+PendingMap = tuple[GPUBuffer, Any, threading.Event, list[BaseException]]
 
 
 class PublicRecorder:
@@ -22,21 +29,21 @@ class PublicRecorder:
 
     __slots__ = ("_enc", "_label")
 
-    def __init__(self, device, label: str):
+    def __init__(self, device: GPUDevice, label: str) -> None:
         self._label = label
         self._enc = device.create_command_encoder(label=label)
 
-    def clear(self, buffer, offset: int, size: int) -> None:
+    def clear(self, buffer: GPUBuffer, offset: int, size: int) -> None:
         self._enc.clear_buffer(buffer, offset, size)
 
-    def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
+    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, size: int) -> None:
         self._enc.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
 
-    def resolve(self, query_set, count: int, dst, offset: int) -> None:
+    def resolve(self, query_set: GPUQuerySet, count: int, dst: GPUBuffer, offset: int) -> None:
         self._enc.resolve_query_set(query_set, 0, count, dst, offset)
 
-    def compute_pass(self, dispatches, timer=None) -> int:
-        tw = None
+    def compute_pass(self, dispatches: Iterable[Dispatch], timer: tuple[GPUQuerySet, bool, bool] | None = None) -> int:
+        tw: dict[str, Any] | None = None
         if timer is not None:
             query_set, begin, end = timer
             tw = {"query_set": query_set}
@@ -45,7 +52,8 @@ class PublicRecorder:
             if end:
                 tw["end_of_pass_write_index"] = 1
         cpass = self._enc.begin_compute_pass(label=self._label, timestamp_writes=tw)
-        n, pipeline, bound = 0, None, []
+        n, pipeline = 0, None
+        bound: list[Any] = []
         for d in dispatches:
             if not d.total:
                 continue
@@ -62,15 +70,15 @@ class PublicRecorder:
         cpass.end()
         return n
 
-    def finish(self):
+    def finish(self) -> GPUCommandBuffer:
         return self._enc.finish()
 
     def release(self) -> None:
         self._enc = None
 
 
-def _mode(mode: int):
-    import wgpu
+def _mode(mode: int) -> Any:
+    import wgpu  # why: lazy, importing vyre must not import wgpu
 
     return wgpu.MapMode.READ if mode == 1 else wgpu.MapMode.WRITE
 
@@ -81,50 +89,50 @@ class PublicDriver:
     name = "public"
     spin_s = 0.0
 
-    def __init__(self, device, queue):
+    def __init__(self, device: GPUDevice, queue: GPUQueue) -> None:
         self.device = device
         self.queue = queue
 
-    def checked(self):
+    def checked(self) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()
 
-    def write(self, buffer, offset: int, data: np.ndarray) -> None:
+    def write(self, buffer: GPUBuffer, offset: int, data: np.ndarray) -> None:
         self.queue.write_buffer(buffer, offset, data)
 
     def recorder(self, label: str) -> PublicRecorder:
         return PublicRecorder(self.device, label)
 
-    def submit(self, commands) -> None:
+    def submit(self, commands: GPUCommandBuffer) -> None:
         self.queue.submit([commands])
 
-    def discard(self, commands) -> None:
+    def discard(self, commands: GPUCommandBuffer) -> None:
         pass
 
-    def usable(self, buf) -> bool:
+    def usable(self, buf: GPUBuffer) -> bool:
         return True
 
-    def map(self, buf, mode: int, size: int) -> None:
+    def map(self, buf: GPUBuffer, mode: int, size: int) -> None:
         buf.map_async(_mode(mode), 0, size).sync_wait()
 
-    def view(self, buf, size: int) -> np.ndarray:
+    def view(self, buf: GPUBuffer, size: int) -> np.ndarray:
         return np.frombuffer(buf.read_mapped(0, size, copy=False), dtype=np.uint8)
 
-    def unmap(self, buf) -> None:
+    def unmap(self, buf: GPUBuffer) -> None:
         buf.unmap()
 
-    def mapped_range(self, buf, offset: int, size: int) -> Any:
+    def mapped_range(self, buf: GPUBuffer, offset: int, size: int) -> memoryview | None:
         return None  # the public API offers no writable view of mapped memory: write_mapped copies
 
-    def write_mapped(self, buf, data: np.ndarray, offset: int) -> None:
+    def write_mapped(self, buf: GPUBuffer, data: np.ndarray, offset: int) -> None:
         buf.write_mapped(data, offset)
 
     # ---- maps in flight ----------------------------------------------------------------------------
-    def start_map(self, buf, size: int) -> Any:
+    def start_map(self, buf: GPUBuffer, size: int) -> PendingMap:
         """The public API can only wait for a map (``sync_wait``), not ask whether it is done: a small
         thread waits for it and sets an event that :meth:`settled` asks without blocking."""
         promise = buf.map_async(_mode(1), 0, size)
         done = threading.Event()
-        failure: list = []
+        failure: list[BaseException] = []
 
         def wait() -> None:
             try:
@@ -136,16 +144,16 @@ class PublicDriver:
         threading.Thread(target=wait, name="vyre-map-wait", daemon=True).start()
         return (buf, promise, done, failure)
 
-    def settled(self, pending, timeout: float) -> bool:
+    def settled(self, pending: PendingMap, timeout: float) -> bool:
         return pending[2].wait(timeout) if timeout > 0 else pending[2].is_set()
 
-    def finish_map(self, pending) -> None:
+    def finish_map(self, pending: PendingMap) -> None:
         if not pending[2].wait(MAP_TIMEOUT_S):
             raise RuntimeError(f"waiting for the GPU did not complete in {MAP_TIMEOUT_S:.0f} s: device lost?")
         if pending[3]:
             raise pending[3][0]
 
-    def abandon_map(self, pending) -> None:
+    def abandon_map(self, pending: PendingMap) -> None:
         pass
 
     def timestamp_period(self) -> float:

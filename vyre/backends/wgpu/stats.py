@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # why: annotations only; the backend that imports this module imports these
+    from .device import Device
+    from .executor import Executor
+    from .pipeline_store import PipelineStore
+    from .pool import BufferPool
+    from .resident import ResidentStore
 
 #: Counters stats() always reports (0 until they happen).
 _COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups_created", "bind_group_layouts_created",
@@ -12,10 +19,10 @@ _COUNTERS = ("dispatches", "submits", "batches", "buffers_created", "bind_groups
              "disk_cache_errors", "pool_releases", "invalidations", "resident_dispatches")
 
 #: Extra sections a higher layer adds (the op layer's tuner: ``tuning``): name -> fn(adapter_info) -> dict.
-_SECTIONS: dict[str, Callable[[dict], dict]] = {}
+_SECTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
-def add_section(name: str, fn: Callable[[dict], dict]) -> None:
+def add_section(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """Add ``stats()[name] = fn(adapter_info)`` to every snapshot (this layer cannot import the op layer)."""
     _SECTIONS[name] = fn
 
@@ -23,9 +30,10 @@ def add_section(name: str, fn: Callable[[dict], dict]) -> None:
 _ADAPTER_KEYS = ("vendor", "vendor_id", "device", "device_id", "backend_type", "adapter_type", "driver")
 
 
-def snapshot(dev: Any, counters: dict, store: Any, pool: Any, executor: Any, resident: Any) -> dict:
+def snapshot(dev: Device, counters: dict[str, int], store: PipelineStore, pool: BufferPool, executor: Executor,
+             resident: ResidentStore) -> dict[str, Any]:
     """Flat counters plus sections ``pipeline_cache``, ``disk_cache``, ``buffer_pool``, ``resident``, ``adapter``."""
-    s: dict = dict(counters)
+    s: dict[str, Any] = dict(counters)
     pc = store.cache.snapshot()
     pool_s = pool.snapshot()
     s["pipelines_cached"] = pc["entries"]

@@ -9,9 +9,11 @@ wall-clock time instead and says so in ``source``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+
+from .types import GPUDevice
 
 FEATURE = "timestamp-query"
 
@@ -25,7 +27,7 @@ class TimedDispatch(NamedTuple):
     always the wall-clock time.
     """
 
-    outputs: list
+    outputs: list[Any]  # one host array per output
     gpu_ns: int
     source: str
     wall_ns: int
@@ -40,8 +42,8 @@ class QueryPair:
 
     nbytes = 16
 
-    def __init__(self, device):
-        import wgpu
+    def __init__(self, device: GPUDevice) -> None:
+        import wgpu  # why: lazy, importing vyre must not import wgpu
 
         self.query_set = device.create_query_set(label="vyre-timestamps", type="timestamp", count=2)
         self.resolved = device.create_buffer(label="vyre-timestamps", size=256,

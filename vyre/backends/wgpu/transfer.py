@@ -14,9 +14,14 @@ All methods run under the backend's lock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .types import BufferUsage, GPUBindGroup, GPUBuffer, GPUDevice
+
+if TYPE_CHECKING:  # why: annotation only; pool.py imports this module (Stats)
+    from .pool import BufferPool
 
 ALIGN = 16  # offsets inside staging buffers (mapping needs 8, copies 4)
 MIN_STAGING = 64 << 10
@@ -47,7 +52,7 @@ def as_bytes4(data: np.ndarray) -> np.ndarray:
     return raw
 
 
-class Stats(dict):
+class Stats(dict[str, int]):
     """Counters (a dict subclass so ``backend.stats()`` can copy it)."""
 
     def bump(self, key: str, n: int = 1) -> None:
@@ -58,20 +63,20 @@ class Staging:
     """The reused upload (MAP_WRITE | COPY_SRC) and readback (MAP_READ | COPY_DST) buffers of one device,
     grown (powers of two) when a submission needs more. Maps go through the executor's driver."""
 
-    def __init__(self, device, stats: Stats, max_buffer_size: int | None = None):
+    def __init__(self, device: GPUDevice, stats: Stats, max_buffer_size: int | None = None) -> None:
         self.device = device
         self.stats = stats
         self.max_buffer_size = max_buffer_size
-        self.upload: Any = None  # GPUBuffer
-        self.readback: Any = None
+        self.upload: GPUBuffer = None  # None until the first upload
+        self.readback: GPUBuffer = None
 
-    def _create(self, size: int, usage, label: str):
+    def _create(self, size: int, usage: BufferUsage, label: str) -> GPUBuffer:
         self.stats.bump("staging_buffers_created")
         self.stats.bump("buffers_created")
         return self.device.create_buffer(label=label, size=size, usage=usage)
 
-    def ensure_upload(self, nbytes: int):
-        import wgpu
+    def ensure_upload(self, nbytes: int) -> GPUBuffer:
+        import wgpu  # why: lazy, importing vyre must not import wgpu
 
         if self.upload is None or self.upload.size < nbytes:
             if self.upload is not None:
@@ -81,8 +86,8 @@ class Staging:
             self.upload = self._create(size, wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, "vyre-upload")
         return self.upload
 
-    def ensure_readback(self, nbytes: int):
-        import wgpu
+    def ensure_readback(self, nbytes: int) -> GPUBuffer:
+        import wgpu  # why: lazy, importing vyre must not import wgpu
 
         if self.readback is None or self.readback.size < nbytes:
             if self.readback is not None:
@@ -93,7 +98,7 @@ class Staging:
         return self.readback
 
     def bytes(self) -> int:
-        return sum(b.size for b in (self.upload, self.readback) if b is not None)
+        return sum(int(b.size) for b in (self.upload, self.readback) if b is not None)
 
     def reset(self) -> None:
         """Drop both buffers (after an error that may have left one mapped)."""
@@ -128,19 +133,20 @@ class ResourceSet:
     bound size) changes, so repeated dispatches of the same shape create nothing.
     """
 
-    buffers: list[Any] = field(default_factory=list)  # index = program buffer index; GPUBuffer | None
-    params: Any = None  # the hidden uniform buffer
+    buffers: list[GPUBuffer] = field(default_factory=list)  # index = program buffer index; None where unbound
+    params: GPUBuffer = None  # the hidden uniform buffer
     last_words: object = None  # bytes of the params last written (skip the write when unchanged)
-    last_inputs: dict = field(default_factory=dict)  # buffer index -> (buffer, bytes) of small read-only inputs
-    bind_key: tuple = ()
-    bind_groups: list = field(default_factory=list)
+    # buffer index -> (buffer, bytes) of small read-only inputs
+    last_inputs: dict[int, tuple[GPUBuffer, bytes]] = field(default_factory=dict)
+    bind_key: tuple[Any, ...] = ()
+    bind_groups: list[GPUBindGroup] = field(default_factory=list)
     bound: object = None  # (buffers, params, exact sizes) the bind groups were last completed for
 
     def nbytes(self) -> int:
-        total = sum(b.size for b in self.buffers if b is not None)
-        return total + (self.params.size if self.params is not None else 0)
+        total = sum(int(b.size) for b in self.buffers if b is not None)
+        return total + (int(self.params.size) if self.params is not None else 0)
 
-    def release(self, pool=None) -> None:
+    def release(self, pool: BufferPool | None = None) -> None:
         """Give the buffers back to ``pool`` (or destroy them without one) and forget the bind groups."""
         for b in [*self.buffers, self.params]:
             if b is None:

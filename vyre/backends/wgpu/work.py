@@ -19,13 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from .types import GPUBindGroup, GPUBuffer, GPUComputePipeline
+
 
 @dataclass(slots=True)
 class Dispatch:
     """``set_pipeline`` + ``set_bind_group`` per group + ``dispatch_workgroups`` (skipped when ``total`` is 0)."""
 
-    pipeline: Any  # GPUComputePipeline
-    bind_groups: Sequence[Any]  # GPUBindGroup per group number
+    pipeline: GPUComputePipeline
+    bind_groups: Sequence[GPUBindGroup]  # per group number
     workgroups: tuple[int, int, int]
     total: int = 1  # logical workgroups; 0: nothing to run
 
@@ -35,14 +37,14 @@ class Pass:
     """Buffers to zero (``(buffer, offset, nbytes)``), then one compute pass over ``dispatches`` in order."""
 
     dispatches: Iterable[Dispatch]
-    clears: Sequence[tuple[Any, int, int]] = ()
+    clears: Sequence[tuple[GPUBuffer, int, int]] = ()
 
 
 @dataclass(slots=True)
 class Write:
     """Host bytes (1-D uint8, a multiple of 4 bytes) for ``buffer`` at byte ``offset``."""
 
-    buffer: Any
+    buffer: GPUBuffer
     offset: int
     data: np.ndarray
 
@@ -55,7 +57,7 @@ class Read:
     result and must copy what it keeps; without it the bytes are copied into ``out`` (a caller's
     C-contiguous array of exactly ``nbytes`` bytes) or a new uint8 array."""
 
-    buffer: Any
+    buffer: GPUBuffer
     offset: int
     nbytes: int
     convert: Callable[[np.ndarray], Any] | None = None
@@ -80,7 +82,7 @@ class Work:
 class Timed:
     """Results of a timed Work: ``gpu_ns`` from timestamps (``source == "timestamp"``) or the wall clock."""
 
-    results: list
+    results: list[Any]  # what each Read's convert returned (the bytes without one)
     gpu_ns: int
     source: str
     wall_ns: int
