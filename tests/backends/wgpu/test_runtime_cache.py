@@ -76,8 +76,9 @@ def test_lru_eviction_with_small_capacity():
     check(gpu, p3, 3)
     s = gpu.stats()["pipeline_cache"]
     assert s["entries"] == 2 and s["evictions"] == 1
-    # the evicted pipeline's buffers (x, y, params) went back to the pool and p3 got them
-    assert gpu.stats()["buffer_pool"]["hits"] == pool["hits"] + 3
+    # the evicted pipeline's buffers (x, y) went back to the pool and p3 got them (its params uniform is the
+    # shared buffer of its words, not a pooled one)
+    assert gpu.stats()["buffer_pool"]["hits"] == pool["hits"] + 2
     assert gpu.stats()["buffer_pool"]["buffers"] == pool["buffers"]
     before = gpu.stats()["pipeline_cache"]
     check(gpu, p1, 1)
@@ -145,13 +146,13 @@ def test_prepare():
     gpu.prepare()
     s = gpu.stats()
     assert s["staging_bytes"] > 0 and s["dispatches"] == 1  # the warm-up dispatch of raw WGSL
-    assert s["buffer_pool"]["free_buffers"] == 1  # a params uniform, ready for the first dispatch
+    assert s["buffer_pool"]["free_buffers"] == 0  # the warm-up's buffers stay with its pipeline
     arts = gpu.prepare([affine(1), affine(2)])
     assert [a.fingerprint for a in arts] == [affine(1).fingerprint, affine(2).fingerprint]
     assert gpu.stats()["pipeline_cache"]["entries"] == 3
     check(gpu, affine(1), 1)
     s = gpu.stats()
-    assert s["pipeline_cache"]["hits"] == 1 and s["buffer_pool"]["hits"] >= 1
+    assert s["pipeline_cache"]["hits"] == 1
     assert s["staging_buffers_created"] == 2  # no staging buffer had to be made on the way
 
 

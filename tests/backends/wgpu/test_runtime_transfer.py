@@ -63,7 +63,14 @@ def test_repeated_shapes_create_nothing(gpu, monkeypatch):
     gpu.dispatch(p, [np.zeros(1000, np.float32), np.float32([1])])  # warm: buffers and bind groups
     s0 = gpu.stats()
     calls = DeviceCalls(monkeypatch, gpu)
-    # same shape, then smaller ones that fit the same size classes: nothing new is created
+    # smaller shapes that fit the same size classes keep the buffers; each new element count gets its params
+    # uniform (the shared buffer of its words, written once) and the bind group 1 holding it, once
+    for n in (700, 513):
+        gpu.dispatch(p, [np.zeros(n, np.float32), np.float32([1])])
+    assert calls.calls == {"create_buffer": 2, "create_bind_group": 2}
+    calls.calls = {"create_buffer": 0, "create_bind_group": 0}
+    s0 = gpu.stats()
+    # then the same shapes again, in any order: nothing new is created
     for n in (1000, 1000, 700, 513, 1000):
         xs = r.standard_normal(n, dtype=np.float32)
         (y,) = gpu.dispatch(p, [xs, np.float32([3])])
@@ -74,10 +81,11 @@ def test_repeated_shapes_create_nothing(gpu, monkeypatch):
         assert s1.get(key, 0) == s0.get(key, 0), key
     assert s1["pipeline_cache"]["compiled"] == s0["pipeline_cache"]["compiled"]
     assert s1["dispatches"] == s0["dispatches"] + 5 and s1["submits"] == s0["submits"] + 5
-    # a larger input needs larger x and y buffers, and a new bind group 0 (group 1, the params, stays)
+    # a larger input needs larger x and y buffers and a new bind group 0; its count, a params uniform and a
+    # bind group 1
     (y,) = gpu.dispatch(p, [np.ones(5000, np.float32), np.float32([2])])
     np.testing.assert_allclose(y, 2.0)
-    assert calls.calls == {"create_buffer": 2, "create_bind_group": 1}
+    assert calls.calls == {"create_buffer": 3, "create_bind_group": 2}
 
 
 def test_programs_with_one_interface_share_layouts(gpu):

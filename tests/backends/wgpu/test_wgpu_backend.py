@@ -496,6 +496,7 @@ def test_bad_inputs_fail_before_gpu_work(any_backend, monkeypatch, case):
 def test_storage_limit_checked_before_gpu_work(hand, monkeypatch):
     counter = CreateBufferCounter(monkeypatch, hand)
     monkeypatch.setitem(hand._dev.limits, "max-storage-buffer-binding-size", 1024)
+    monkeypatch.setattr(hand._bindings, "_limits", None)  # plan limits are read once per device: read them again
     with pytest.raises(DispatchError, match="storage binding limit"):
         hand.dispatch(saxpy_program(), saxpy_inputs(1000))
     assert counter.calls == 0

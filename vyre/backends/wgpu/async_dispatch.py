@@ -3,10 +3,10 @@
 ``dispatch_async`` checks a dispatch, hands its Work to :meth:`~.executor.Executor.launch`
 (submitted, its readback buffer being mapped) and returns a :class:`PendingDispatch` at once;
 ``done()`` asks without blocking, ``wait(timeout)`` returns the outputs. Each dispatch in
-flight owns its device buffers, params uniform, bind groups and readback buffer (a
-:class:`Slot`), taken from a small pool keyed by pipeline and size classes and given back by
+flight owns its device buffers (from the backend's buffer pool), bind groups and readback buffer
+(a :class:`Slot`), kept in a small pool keyed by pipeline and size classes and given back by
 ``wait``, so several can be in flight at once and a steady stream of them creates no GPU
-object. Its inputs are written with ``queue.write_buffer`` (that does not block, unlike
+object; the params uniform is the shared one of :class:`~.bindings.Bindings` for its words. Its inputs are written with ``queue.write_buffer`` (that does not block, unlike
 mapping a shared staging buffer).
 
 A pending dispatch remembers the device generation it was submitted on: after a device
@@ -22,11 +22,18 @@ from functools import partial
 
 import numpy as np
 
+from typing import Any
+
 from ...errors import DeviceLostError, DispatchError
+from ...ir.program import Program
 from ...ir.types import Access
-from ..host import params_words, storage_to_host
+from ..config import DispatchConfig
+from ..host import DispatchPlan, storage_to_host
+from .bindings import Bindings
 from .dispatcher import host_outputs
 from .failures import gpu_errors
+from .pool import size_class
+from .transfer import Stats, as_bytes4
 from .work import Dispatch, Pass, Read, Work, Write
 
 IDLE_PER_KEY = 4
@@ -34,32 +41,19 @@ IDLE_KEYS = 32
 _POLL_SLICE_S = 0.05
 
 
-def _size_class(nbytes: int) -> int:
-    need = max(16, (nbytes + 15) // 16 * 16)
-    return 1 << (need - 1).bit_length()
-
-
-def _to_host(decl, count: int, view: np.ndarray) -> np.ndarray:
+def _to_host(decl: Any, count: int, view: np.ndarray) -> np.ndarray:
     return storage_to_host(decl, view, count)
-
-
-def _bytes4(data: np.ndarray) -> np.ndarray:
-    raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    if raw.nbytes % 4:
-        raw = np.concatenate([raw, np.zeros(4 - raw.nbytes % 4, np.uint8)])
-    return raw
 
 
 @dataclass
 class Slot:
-    """Everything one dispatch in flight owns."""
+    """Everything one dispatch in flight owns (its params uniform is shared: Bindings.params)."""
 
-    key: tuple
-    compiled: object
-    buffers: list  # per program buffer
-    params: object
-    bind_groups: tuple
-    readback: object
+    key: tuple[Any, ...]
+    compiled: Any
+    buffers: list[Any]  # per program buffer, from the buffer pool
+    bind_groups: tuple[Any, ...]
+    readback: Any
 
 
 @dataclass
@@ -152,31 +146,30 @@ class PendingDispatch:
 class AsyncRunner:
     """Builds the Work of async dispatches on their own slots and launches it."""
 
-    def __init__(self, dev, store, dispatcher, executor, stats):
+    def __init__(self, dev: Any, store: Any, dispatcher: Any, executor: Any, bindings: Bindings, stats: Stats):
         self.dev = dev
         self._store = store
         self._dispatcher = dispatcher
         self._ex = executor
+        self._bindings = bindings
         self._stats = stats
         self._pool: SlotPool | None = None
 
-    def launch(self, program, inputs, config) -> PendingDispatch:
-        from .sequence import as_config
-
+    def launch(self, program: Program, inputs: Any, config: DispatchConfig | None) -> PendingDispatch:
         dev = self.dev
         dev.check_alive()
-        config = as_config(config)
+        config = DispatchConfig.coerce(config) or DispatchConfig()
         self._store.validate(program)
-        plan, workgroups = self._dispatcher.plan(program, inputs, config)
+        step = self._dispatcher.plan(program, inputs, config)
+        plan, workgroups = step.plan, step.workgroups
         compiled = self._store.compiled(program)
         if plan.total_workgroups == 0:
             return PendingDispatch(self, program, outputs=host_outputs(plan))
         with dev.lock:
             dev.check_alive()
-            slot = self._take(compiled, plan)
-            writes = [Write(slot.buffers[b.index], 0, _bytes4(b.data)) for b in plan.buffers
+            slot = self._take(compiled, plan, step.wbytes)
+            writes = [Write(slot.buffers[b.index], 0, as_bytes4(b.data)) for b in plan.buffers
                       if b.data is not None and b.data.nbytes]
-            writes.append(Write(slot.params, 0, params_words(plan)))
             clears = [(slot.buffers[b.index], 0, b.nbytes) for b in plan.outputs if b.data is None]
             x, y, z = workgroups
             step = Dispatch(compiled.pipeline, slot.bind_groups, workgroups, x * y * z)
@@ -194,56 +187,74 @@ class AsyncRunner:
             pool = self._pool = SlotPool(self.dev.generation)
         return pool
 
-    def _take(self, compiled, plan) -> Slot:
-        cap = int(self.dev.limits["max-storage-buffer-binding-size"])
-        sizes = tuple(b.nbytes if b.decl.access is Access.UNIFORM else min(_size_class(b.nbytes), max(b.nbytes, cap))
-                      for b in plan.buffers)
-        out_bytes = sum((b.nbytes + 15) // 16 * 16 for b in plan.outputs)
-        key = (compiled.key, sizes, _size_class(out_bytes), len(params_words(plan)))
+    def _take(self, compiled: Any, plan: DispatchPlan, wbytes: bytes) -> Slot:
+        limits = self.dev.limits
+        caps = {"uniform": int(limits.get("max-uniform-buffer-binding-size", 65536)),
+                "storage": int(limits["max-storage-buffer-binding-size"])}
+        kinds = tuple("uniform" if b.decl.access is Access.UNIFORM else "storage" for b in plan.buffers)
+        sizes = tuple(size_class(b.nbytes, caps[kind]) for b, kind in zip(plan.buffers, kinds))
+        rb_size = size_class(sum((b.nbytes + 15) // 16 * 16 for b in plan.outputs))
+        # the params uniform is part of the bind groups: slots with other words have other groups
+        key = (compiled.key, sizes, rb_size, wbytes)
         idle = self._slots().idle.get(key)
         while idle:
             slot = idle.pop()
-            if slot.compiled is compiled:
+            if slot.compiled is compiled and self._pooled(slot):
                 return slot
         with gpu_errors(self.dev, compiled.program_name):
-            return self._new(key, compiled, plan, sizes, _size_class(out_bytes))
+            return self._new(key, compiled, plan, kinds, rb_size, wbytes)
 
-    def _new(self, key, compiled, plan, sizes, rb_size: int) -> Slot:
-        import wgpu
+    def _new(self, key: tuple[Any, ...], compiled: Any, plan: DispatchPlan, kinds: tuple[str, ...], rb_size: int,
+             wbytes: bytes) -> Slot:
+        import wgpu  # the backend imports wgpu lazily: `import vyre` stays light
 
-        BU, device = wgpu.BufferUsage, self.dev.device
         name = compiled.program_name
-        buffers = []
-        for b, size in zip(plan.buffers, sizes):
-            uniform = b.decl.access is Access.UNIFORM
-            usage = (BU.UNIFORM | BU.COPY_DST) if uniform else (BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
-            buffers.append(device.create_buffer(label=f"vyre-async:{name}.{b.decl.name}",
-                                                size=max(16, (size + 15) // 16 * 16), usage=usage))
-        words = params_words(plan)
-        params = device.create_buffer(label=f"vyre-async:{name}._vyre", size=max(16, words.nbytes),
-                                      usage=BU.UNIFORM | BU.COPY_DST)
-        readback = device.create_buffer(label=f"vyre-async:{name}:readback", size=rb_size,
-                                        usage=BU.MAP_READ | BU.COPY_DST)
-        self._stats.bump("buffers_created", len(buffers) + 2)
-        groups = []
-        for g, slots in enumerate(compiled.groups):
-            entries = []
-            for s in slots:
-                buf = params if s.index < 0 else buffers[s.index]
-                entries.append({"binding": s.binding, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
-            groups.append(device.create_bind_group(label=f"vyre-async:{name}:g{g}",
-                                                   layout=compiled.group_layouts[g], entries=entries))
-            self._stats.bump("bind_groups_created")
-        return Slot(key, compiled, buffers, params, tuple(groups), readback)
+        limits = self.dev.limits
+        pool = self._bindings.pool
+        buffers = [pool.acquire(kind, b.nbytes, int(limits["max-uniform-buffer-binding-size" if kind == "uniform"
+                                                           else "max-storage-buffer-binding-size"]),
+                                label=f"vyre-async:{name}.{b.decl.name}")
+                   for b, kind in zip(plan.buffers, kinds)]
+        readback = self.dev.device.create_buffer(label=f"vyre-async:{name}:readback", size=rb_size,
+                                                 usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self._stats.bump("buffers_created")
+        groups = self._bindings.bind_all(compiled, buffers, self._bindings.params(wbytes), f"vyre-async:{name}")
+        return Slot(key, compiled, buffers, groups, readback)
 
     def give_back(self, slot: Slot) -> None:
         pool = self._slots()
+        if not self._pooled(slot):  # the buffer pool was cleared (clear_cache) while it ran
+            slot.readback.destroy()
+            return
         idle = pool.idle.setdefault(slot.key, [])
         pool.idle.move_to_end(slot.key)
         if len(idle) < IDLE_PER_KEY:
             idle.append(slot)
+        else:
+            self._drop(slot)
         while len(pool.idle) > IDLE_KEYS:
-            pool.idle.popitem(last=False)
+            for old in pool.idle.popitem(last=False)[1]:
+                self._drop(old)
+
+    def clear(self) -> None:
+        """Drop the idle slots (``clear_cache``)."""
+        pool = self._slots()
+        for slots in pool.idle.values():
+            for slot in slots:
+                self._drop(slot)
+        pool.idle.clear()
+
+    def _pooled(self, slot: Slot) -> bool:
+        """Whether the buffer pool still holds the slot's buffers (clear_cache and a new device empty it)."""
+        pool = self._bindings.pool
+        return all(pool.owns(b) for b in slot.buffers)
+
+    def _drop(self, slot: Slot) -> None:
+        """A slot no longer kept: its buffers go back to the pool, its readback buffer is destroyed."""
+        if self._pooled(slot):
+            for buf in slot.buffers:
+                self._bindings.pool.release(buf)
+        slot.readback.destroy()
 
 
 __all__ = ["AsyncRunner", "PendingDispatch"]

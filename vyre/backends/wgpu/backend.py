@@ -8,6 +8,8 @@
   dispatches, reads) to results: encode, submit, wait, map, read, timestamps, and the
   translation of every wgpu failure into a vyre error.
 * :class:`~.resident.ResidentStore`: resident handles, their buffers, generation checks.
+* :class:`~.bindings.Bindings`: the one params-uniform cache, bind-group creation, the buffer pool and
+  the plan limits (every plan is made by :func:`vyre.backends.planning.plan_step`).
 * Builders of Work, one per way of running work: :class:`~.jobs.JobRunner` and
   :class:`~.dispatcher.Dispatcher` (dispatch, compiled, timed, batch), :class:`~.async_dispatch.AsyncRunner`,
   :class:`~.escape.RawWgsl`, :class:`~.sequence.Sequences` (resident dispatch and sequences),
@@ -35,6 +37,7 @@ from ..config import DispatchConfig
 from ..handles import ResidentHandle
 from . import caps
 from .async_dispatch import AsyncRunner, PendingDispatch
+from .bindings import Bindings
 from .compiled import PersistentPipeline
 from .device import Device
 from .disk_cache import DiskCache
@@ -104,11 +107,12 @@ class WgpuBackend:
                                             pipeline_cache_capacity, release=self._release_pipeline)
         dev.open()
         self._pool = BufferPool(dev.device, stats, int(pool_cap_bytes))
+        self._bindings = bindings = Bindings(dev, self._pool, stats)
         self._executor = ex = Executor(dev, stats)
-        self._dispatcher = Dispatcher(dev, store, JobRunner(dev, store, ex, self._pool, stats))
-        self._async = AsyncRunner(dev, store, self._dispatcher, ex, stats)
+        self._dispatcher = Dispatcher(dev, store, bindings, JobRunner(dev, store, ex, bindings, stats))
+        self._async = AsyncRunner(dev, store, self._dispatcher, ex, bindings, stats)
         self._raw = RawWgsl(dev, store, self._dispatcher.runner)
-        self._resident = ResidentStore(dev, store, stats)
+        self._resident = ResidentStore(dev, store, bindings, stats)
         self._sequences = Sequences(dev, self._resident, ex, stats)
         self._pipelines = OpPipelines(dev, self._resident, ex)
         self._attach()
@@ -219,6 +223,7 @@ class WgpuBackend:
         """Drop compiled pipelines and lowerings, pooled device buffers and staging buffers (memory only)."""
         with self._dev.lock:
             self._store.cache.clear()
+            self._async.clear()
             self._pool.clear()
             self._resident.release_spare()
             self._executor.staging.release()
@@ -417,7 +422,7 @@ class WgpuBackend:
         return self._dispatcher.dispatch(pp.compiled.program, inputs, config, pp.pipeline)
 
     def prepare(self, programs: Any = None) -> list[CompiledProgram] | None:
-        """Warm-up. Without arguments: create the staging buffers and a params buffer, and run one tiny
+        """Warm-up. Without arguments: create the staging buffers and run one tiny
         raw-WGSL dispatch (wgpu-py parses the C types of every call once per process, a few hundred ms,
         otherwise paid by the first compile). With a list of programs: compile them all."""
         self._dev.check_alive()
@@ -426,8 +431,6 @@ class WgpuBackend:
                 self._dev.check_alive()
                 self._executor.staging.ensure_upload(MIN_STAGING)
                 self._executor.staging.ensure_readback(MIN_STAGING)
-                cap = int(self._dev.limits.get("max-uniform-buffer-binding-size", 65536))
-                self._pool.release(self._pool.acquire("uniform", 16, cap, label="vyre._vyre"))
                 self.dispatch_wgsl(WARM_WGSL, [np.zeros(4, np.uint32)], [4], 1)
             return None
         return [self.compile(p) for p in programs]
@@ -448,6 +451,13 @@ class WgpuBackend:
         """Release a resident buffer. Freeing it twice (or an unknown handle) raises DispatchError."""
         with self._dev.lock:
             self._resident.free(handle)
+
+    def params_handle(self, words: bytes | np.ndarray) -> ResidentHandle:
+        """A resident handle holding ``words`` (32-bit parameter words: an array evaluation's scalars, a
+        kernel's dims), shared by every caller with the same words and written once. The backend owns it:
+        never free or write it; bind it to a read or uniform buffer."""
+        with self._dev.lock:
+            return self._resident.params_handle(words)
 
     def upload_resident(self, handle: ResidentHandle, data: Any, offset: int = 0) -> None:
         """Write ``data`` (bytes, numpy, any buffer) at byte ``offset``; offset and size multiples of 4."""

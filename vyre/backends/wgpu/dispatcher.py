@@ -1,6 +1,6 @@
 """Program dispatches with host data: ``dispatch``, ``dispatch_compiled``, ``dispatch_timed`` and ``dispatch_batch``.
 
-Each plans (every input check, no GPU work: :func:`~vyre.backends.host.plan_dispatch`), gets its
+Each plans (every input check, no GPU work: :func:`~vyre.backends.planning.plan_step`), gets its
 pipeline from the store, and runs :class:`~.jobs.Job` s through the :class:`~.jobs.JobRunner`.
 
 A dispatch whose inputs are 1-D contiguous arrays of the same dtypes and lengths (and the same
@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Any
+
 from ...errors import DeviceLostError, DispatchError, VyreError
+from ...ir.program import Program
 from ..config import DispatchConfig
-from ..host import DispatchPlan, fold_grid, plan_dispatch, storage_to_host
-from ..plan_checks import check_loop_iterations, check_uniform_sizes
-from .jobs import Job, JobRunner, job_from_plan
+from ..host import DispatchPlan, storage_to_host
+from ..planning import Step, plan_step
+from .bindings import Bindings
+from .jobs import Job, JobRunner, job_from_step
 from .timestamps import TimedDispatch
 from .transfer import as_bytes4
 
@@ -84,11 +88,13 @@ class Dispatcher:
     #: Most input (or output) bytes in one submission of dispatch_batch.
     batch_max_bytes = 256 << 20
 
-    def __init__(self, dev, store, runner: JobRunner):
+    def __init__(self, dev: Any, store: Any, bindings: Bindings, runner: JobRunner):
         self._dev = dev
         self._store = store
+        self._bindings = bindings
         self.runner = runner
-        #: repeat key -> (job, its input binds, plan limits)
+        #: repeat key -> (job, its input binds, the plan limits it was planned under); a job memo (the plan of
+        #: a host-data dispatch holds its data, so it is not memoised itself)
         self.repeats: dict[tuple, tuple] = {}
 
     def forget(self, pipeline=None) -> None:
@@ -99,19 +105,9 @@ class Dispatcher:
         for k in [k for k, e in self.repeats.items() if e[0].compiled is pipeline]:
             self.repeats.pop(k, None)
 
-    def _plan_limits(self) -> tuple:
-        lim = self._dev.limits
-        return (lim.get("max-storage-buffer-binding-size"), lim.get("max-uniform-buffer-binding-size"),
-                lim.get("max-compute-workgroups-per-dimension"))
-
-    def plan(self, program, inputs, config) -> tuple[DispatchPlan, tuple[int, int, int]]:
-        """Check everything (no GPU work); the plan and its folded workgroup counts."""
-        limits = self._dev.limits
-        plan = plan_dispatch(program, inputs, config, max_storage_bytes=int(limits["max-storage-buffer-binding-size"]))
-        check_uniform_sizes(plan, int(limits.get("max-uniform-buffer-binding-size", 65536)))
-        check_loop_iterations(plan, self._dev.loop_cap)
-        groups = fold_grid(plan.grid, int(limits["max-compute-workgroups-per-dimension"]))
-        return plan, groups
+    def plan(self, program: Program, inputs: Any, config: DispatchConfig | None) -> Step:
+        """Check everything (no GPU work): the step of the dispatch."""
+        return plan_step(program, inputs, config, self._bindings.plan_limits())
 
     # ---- dispatch -----------------------------------------------------------------------------------
     def dispatch(self, program, inputs, config, get_pipeline) -> list[np.ndarray]:
@@ -123,13 +119,14 @@ class Dispatcher:
         compiled = None
         if key is not None:
             entry = self.repeats.get(key)
-            if entry is not None and entry[2] == self._plan_limits():
+            if entry is not None and entry[2] is self._bindings.plan_limits():
                 compiled = get_pipeline(config)
                 if entry[0].compiled is compiled:
                     out = self._run_repeat(entry, inputs)
                     if out is not None:
                         return out
-        plan, groups = self.plan(program, inputs, config)
+        step = self.plan(program, inputs, config)
+        plan = step.plan
         if compiled is None:
             compiled = get_pipeline(config)
         if plan.total_workgroups == 0:
@@ -139,7 +136,7 @@ class Dispatcher:
             dev.check_alive()
             if compiled.generation != dev.generation:  # built on a device since replaced
                 compiled = get_pipeline(config)
-            job = job_from_plan(compiled, plan, groups, label)
+            job = job_from_step(compiled, step, label)
             out = self.runner.run([job])[0]
             if key is not None:
                 self._remember(key, job, plan, inputs)
@@ -174,7 +171,7 @@ class Dispatcher:
         if len(repeats) >= REPEAT_CAPACITY:
             for k in list(repeats)[: REPEAT_CAPACITY // 2]:
                 repeats.pop(k, None)
-        repeats[key] = (job, input_binds, self._plan_limits())
+        repeats[key] = (job, input_binds, self._bindings.plan_limits())
 
     def timed(self, program, inputs, config) -> TimedDispatch:
         """One dispatch, waited for and timed."""
@@ -182,16 +179,16 @@ class Dispatcher:
         dev.check_alive()
         config = coerce_config(config)
         self._store.validate(program)
-        plan, groups = self.plan(program, inputs, config)
+        step = self.plan(program, inputs, config)
         compiled = self._store.compiled(program, config)
-        if plan.total_workgroups == 0:
-            return TimedDispatch(host_outputs(plan), 0, "none", 0)
+        if step.plan.total_workgroups == 0:
+            return TimedDispatch(host_outputs(step.plan), 0, "none", 0)
         label = (config.label if config is not None else None) or f"vyre-timed:{program.name}"
         with dev.lock:
             dev.check_alive()
             if compiled.generation != dev.generation:
                 compiled = self._store.compiled(program, config)
-            t = self.runner.run_timed(job_from_plan(compiled, plan, groups, label))
+            t = self.runner.run_timed(job_from_step(compiled, step, label))
         return TimedDispatch(t.results, t.gpu_ns, t.source, t.wall_ns)
 
     # ---- batch --------------------------------------------------------------------------------------
@@ -201,18 +198,18 @@ class Dispatcher:
         dev.check_alive()
         jobs = list(jobs)
         results: list = [None] * len(jobs)
-        ready = []  # (position, program, plan, groups, config, pipeline)
+        ready = []  # (position, program, step, config, pipeline)
         for k, job in enumerate(jobs):
             try:
                 program, inputs, config = _unpack(job)
                 config = coerce_config(config)
                 store.validate(program)
-                plan, groups = self.plan(program, inputs, config)
+                step = self.plan(program, inputs, config)
                 compiled = store.compiled(program, config)
-                if plan.total_workgroups == 0:
-                    results[k] = host_outputs(plan)
+                if step.plan.total_workgroups == 0:
+                    results[k] = host_outputs(step.plan)
                     continue
-                ready.append((k, program, plan, groups, config, compiled))
+                ready.append((k, program, step, config, compiled))
             except DeviceLostError:
                 raise
             except VyreError as exc:
@@ -230,12 +227,12 @@ class Dispatcher:
     def _run_chunk(self, chunk, results: list) -> None:
         dev, store = self._dev, self._store
         built = []
-        for k, program, plan, groups, config, compiled in chunk:
+        for k, program, step, config, compiled in chunk:
             try:
                 if compiled.generation != dev.generation:  # built on a device since replaced
                     compiled = store.compiled(program, config)
                 label = (config.label if config is not None else None) or f"vyre:{program.name}"
-                built.append((k, job_from_plan(compiled, plan, groups, label)))
+                built.append((k, job_from_step(compiled, step, label)))
             except DeviceLostError:
                 raise
             except VyreError as exc:
@@ -260,7 +257,7 @@ class Dispatcher:
     def _chunks(self, ready):
         chunk, n_in, n_out = [], 0, 0
         for item in ready:
-            plan = item[2]
+            plan = item[2].plan
             b_in = sum(b.nbytes for b in plan.buffers if b.data is not None)
             b_out = sum(b.nbytes for b in plan.outputs)
             if chunk and (len(chunk) >= self.batch_max_jobs or n_in + b_in > self.batch_max_bytes

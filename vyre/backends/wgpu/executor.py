@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DeviceLostError
 from . import hostcopy
-from .failures import translate_error
+from .driver import Driver
+from .failures import translated
 from .native import NativeDriver, native_driver
 from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
@@ -80,7 +80,7 @@ class Executor:
         self._public = PublicDriver(device_part.device, device_part.queue)
         self._fence: Any = None  # the MAP_READ buffer of wait_idle
         self._native: NativeDriver | None = None
-        self.driver: Any = self._public
+        self.driver: Driver = self._public
         self._timer: QueryPair | None = None
 
     def attach(self) -> None:
@@ -321,13 +321,7 @@ class Executor:
     def _failure(self, exc: BaseException, work: Work | None) -> BaseException:
         """The vyre error for ``exc`` (a lost device is marked lost); staging buffers are dropped."""
         self.staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
-        if not isinstance(exc, Exception):
-            return exc
-        err = translate_error(exc, stage="dispatch", wgsl=work.wgsl if work else None,
-                              program=work.program if work else None)
-        if isinstance(err, DeviceLostError):
-            self._dev.mark_lost()
-        return err
+        return translated(exc, self._dev, work.program if work else None, wgsl=work.wgsl if work else None)
 
 
 class Launched:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, NoReturn
 
 from ...errors import (
     BackendError,
@@ -92,18 +93,35 @@ def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
                          fix="this is unexpected: report it with the program's text form and the adapter info")
 
 
+def translated(exc: BaseException, dev: Any, program: str | None = None, *, stage: str = "dispatch",
+               wgsl: str | None = None) -> BaseException:
+    """The vyre error for ``exc`` (:func:`translate_error`; a BaseException that is no Exception, such as
+    KeyboardInterrupt, is kept), and a lost device marked lost on ``dev``: the one way every part of the
+    backend turns a wgpu failure into what its caller sees."""
+    if not isinstance(exc, Exception):
+        return exc
+    err = translate_error(exc, stage=stage, wgsl=wgsl, program=program)
+    if isinstance(err, DeviceLostError):
+        dev.mark_lost()
+    return err
+
+
+def raise_translated(exc: BaseException, dev: Any, program: str | None = None, *, stage: str = "dispatch",
+                     wgsl: str | None = None) -> NoReturn:
+    """Raise :func:`translated` of ``exc`` (chained to it when it is a new error)."""
+    err = translated(exc, dev, program, stage=stage, wgsl=wgsl)
+    if err is exc:
+        raise exc
+    raise err from exc
+
+
 @contextmanager
-def gpu_errors(dev, program: str | None = None, stage: str = "dispatch") -> Iterator[None]:
-    """Raise wgpu failures of the block as vyre errors; a lost device is marked lost on ``dev``."""
+def gpu_errors(dev: Any, program: str | None = None, stage: str = "dispatch") -> Iterator[None]:
+    """Raise wgpu failures of the block as vyre errors (:func:`raise_translated`)."""
     try:
         yield
     except Exception as exc:
-        err = translate_error(exc, stage=stage, program=program)
-        if isinstance(err, DeviceLostError):
-            dev.mark_lost()
-        if err is exc:
-            raise
-        raise err from exc
+        raise_translated(exc, dev, program, stage=stage)
 
 
-__all__ = ["translate_error", "wgsl_context", "gpu_errors"]
+__all__ = ["translate_error", "translated", "raise_translated", "wgsl_context", "gpu_errors"]

@@ -4,13 +4,13 @@ A :class:`Job` is what a dispatch, one element of a batch, or a raw WGSL dispatc
 the GPU: its compiled pipeline, its bindings (bytes to upload, bytes to zero, outputs to
 read back), the hidden params words and the workgroup counts. :meth:`JobRunner.run` gives
 each job a :class:`~.transfer.ResourceSet` of its pipeline (job slot k for the k-th job of
-that pipeline in the submission), takes missing buffers from the pool, rebuilds bind groups
-only when a buffer changed, and hands one Work (writes, one pass of every job's dispatch,
-the reads of every output) to the executor.
+that pipeline in the submission), takes missing buffers from the pool and the params uniform
+from :class:`~.bindings.Bindings` (written once, shared by every dispatch with the same
+words), rebuilds bind groups only when a buffer changed, and hands one Work (writes, one pass
+of every job's dispatch, the reads of every output) to the executor.
 
 Writes are skipped for a small read-only input equal to what its (job-slot-owned) buffer
-last received, and for params words that did not change; both memories are forgotten on any
-failure. A job kept for repeats (``reuse``) also keeps its pass and reads while its slot's
+last received; that memory is forgotten on any failure. A job kept for repeats (``reuse``) also keeps its pass and reads while its slot's
 bind groups stay the same. Callers hold the device lock.
 """
 
@@ -19,15 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 
-from ...errors import DeviceLostError
 from ...ir.types import Access
-from ..host import DispatchPlan, params_words, storage_to_host
-from .failures import translate_error
+from ..host import storage_to_host
+from ..planning import Step
+from .bindings import Bindings, group_entries
+from .failures import raise_translated
 from .pipelines import CompiledPipeline
-from .pool import BufferPool
 from .transfer import ResourceSet, Stats, align, as_bytes4
 from .work import Dispatch, Pass, Read, Timed, Work, Write
 
@@ -35,6 +36,8 @@ from .work import Dispatch, Pass, Read, Timed, Work, Write
 #: when equal (constant weights, scalars, tables: the buffer is this job slot's alone and the shader cannot
 #: write a read-only binding, so it still holds them).
 SKIP_UNCHANGED_MAX = 64 << 10
+#: Bind groups a job slot keeps for entries it had before (ResourceSet.group_cache).
+GROUPS_KEPT = 16
 
 
 @dataclass(slots=True)
@@ -66,8 +69,9 @@ class Job:
         self.outputs = [b for b in self.binds if b.output]
 
 
-def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, label: str) -> Job:
+def job_from_step(compiled: CompiledPipeline, step: Step, label: str) -> Job:
     """The job of a planned program dispatch."""
+    plan = step.plan
     binds = []
     outs = []
     for b in plan.buffers:
@@ -85,18 +89,19 @@ def job_from_plan(compiled: CompiledPipeline, plan: DispatchPlan, workgroups, la
     def to_host(k: int, raw) -> np.ndarray:
         return storage_to_host(outs[k].decl, raw, outs[k].count)
 
-    return Job(compiled=compiled, binds=binds, workgroups=tuple(workgroups), to_host=to_host,
-               words=params_words(plan), label=label)
+    return Job(compiled=compiled, binds=binds, workgroups=step.workgroups, to_host=to_host, words=step.words,
+               label=label)
 
 
 class JobRunner:
     """Runs jobs through the executor on buffers of the pool (see the module docstring)."""
 
-    def __init__(self, dev, store, executor, pool: BufferPool, stats: Stats):
+    def __init__(self, dev: Any, store: Any, executor: Any, bindings: Bindings, stats: Stats):
         self._dev = dev
         self._store = store
         self._ex = executor
-        self.pool = pool
+        self._bindings = bindings
+        self.pool = bindings.pool
         self._stats = stats
         self._use_clock = 0
 
@@ -154,12 +159,7 @@ class JobRunner:
             if not isinstance(exc, Exception):
                 raise
             one = jobs[0].compiled if len(jobs) == 1 else None
-            err = translate_error(exc, stage="dispatch", program=one.program_name if one else None)
-            if isinstance(err, DeviceLostError):
-                self._dev.mark_lost()
-            if err is exc:
-                raise
-            raise err from exc
+            raise_translated(exc, self._dev, one.program_name if one else None)
         writes = []
         done = []  # (rset, bind or None, buffer, bytes) to remember once the submission succeeded
         skipped = 0
@@ -212,22 +212,12 @@ class JobRunner:
                 last.pop(b.index, None)
                 done.append((rset, b.index, buf, raw))
             writes.append(Write(buf, 0, d))
-        words = job.words
-        if words is not None:
-            key = words.tobytes()
-            if rset.last_words != key:
-                rset.last_words = None
-                writes.append(Write(rset.params, 0, words))
-                done.append((rset, None, None, key))
         return skipped
 
     def _finish(self, jobs: list[Job], done: list) -> None:
         """After a successful submission: remember what the buffers hold, count uses, return orphans."""
         for rset, index, buf, raw in done:
-            if index is None:
-                rset.last_words = raw
-            else:
-                rset.last_inputs[index] = (buf, raw)
+            rset.last_inputs[index] = (buf, raw)
         self._stats.bump("dispatches", len(jobs))
         for job in jobs:
             p = job.compiled
@@ -240,7 +230,6 @@ class JobRunner:
         """After a failure: the buffers' contents are unknown."""
         self._return_orphans(jobs)
         for r in rsets:
-            r.last_words = None
             r.last_inputs.clear()
         for job in jobs:
             job.static = None
@@ -277,14 +266,7 @@ class JobRunner:
                 cap = int(limits["max-storage-buffer-binding-size"])
             bufs[b.index] = pool.acquire("uniform" if b.uniform else "storage", b.nbytes, cap,
                                          label=f"{name}.{b.index}")
-        if job.words is not None and (rset.params is None or rset.params.size < job.words.nbytes):
-            if rset.params is not None:
-                pool.release(rset.params)
-                rset.params = None
-            rset.params = pool.acquire("uniform", job.words.nbytes,
-                                       int(limits.get("max-uniform-buffer-binding-size", 65536)),
-                                       label=f"{name}._vyre")
-            rset.last_words = None
+        rset.params = None if job.words is None else self._bindings.params(job.words)
         sizes = tuple(max(4, align(b.nbytes, 4)) for b in job.binds) if job.exact else None
         # the same buffer objects (and bound sizes) as when the bind groups were last built: nothing to do
         signature = (tuple(bufs), rset.params, sizes)
@@ -296,29 +278,27 @@ class JobRunner:
 
     def _bind_groups(self, job: Job, rset: ResourceSet, sizes) -> None:
         """Rebuild the bind groups whose buffers (or bound sizes) changed."""
-        bufs = rset.buffers
+        compiled = job.compiled
         by_index = {b.index: size for b, size in zip(job.binds, sizes)} if sizes is not None else None
-        n_groups = len(job.compiled.groups)
+        size_of = (lambda k, buf: by_index[k]) if by_index is not None else None
+        n_groups = len(compiled.groups)
         if len(rset.bind_groups) != n_groups:
             rset.bind_groups = [None] * n_groups
             rset.bind_key = (None,) * n_groups
         keys = list(rset.bind_key)
-        name = job.compiled.program_name
-        device = self._dev.device
-        for g, slots in enumerate(job.compiled.groups):
-            entries = []
-            for s in slots:
-                buf = rset.params if s.index < 0 else bufs[s.index]
-                size = by_index[s.index] if by_index else buf.size
-                entries.append((s.binding, buf, size))
-            key = tuple(entries)  # holds the buffer objects, so their ids cannot be reused meanwhile
+        for g in range(n_groups):
+            # the key holds the buffer objects, so their ids cannot be reused meanwhile
+            key = group_entries(compiled, g, rset.buffers, rset.params, size_of)
             if rset.bind_groups[g] is not None and keys[g] == key:
                 continue
-            rset.bind_groups[g] = device.create_bind_group(
-                label=f"{name}:g{g}", layout=job.compiled.group_layouts[g],
-                entries=[{"binding": b, "resource": {"buffer": buf, "offset": 0, "size": size}}
-                         for b, buf, size in entries])
-            self._stats.bump("bind_groups_created")
+            cache = rset.group_cache
+            group = cache.get((g, key))
+            if group is None:
+                group = self._bindings.bind_group(compiled, g, key, compiled.program_name)
+                if len(cache) >= GROUPS_KEPT:
+                    del cache[next(iter(cache))]
+                cache[(g, key)] = group
+            rset.bind_groups[g] = group
             keys[g] = key
             rset.bind_key = tuple(keys)
 
@@ -367,4 +347,4 @@ def _split(jobs: list[Job], results: list) -> list[list[np.ndarray]]:
     return out
 
 
-__all__ = ["Bind", "Job", "JobRunner", "job_from_plan", "SKIP_UNCHANGED_MAX"]
+__all__ = ["Bind", "Job", "JobRunner", "job_from_step", "SKIP_UNCHANGED_MAX"]

@@ -6,8 +6,11 @@ executor: writes (any number of uploads in one staging operation) and reads (eve
 range copied into the readback buffer in one encoder, mapped once).
 
 :meth:`ResidentStore.step` checks one dispatch over handles and gives its
-:class:`~.work.Dispatch`: bind groups are cached per (pipeline, handles, params) and the hidden
-params uniform per (grid, element counts), so a repeated dispatch creates no GPU object.
+:class:`~.work.Dispatch`: its plan comes from the backend's one plan memo
+(:class:`~vyre.backends.planning.StepMemo`), the hidden params uniform from
+:class:`~.bindings.Bindings`, and bind groups are cached per (pipeline, buffers, params), so a
+repeated dispatch creates no GPU object. :meth:`ResidentStore.params_handle` gives the front ends
+a handle on the same shared params buffers (scalars of an array evaluation, a kernel's dims).
 
 Handles carry the device generation they were made on: after a device loss (and after
 ``try_recover``) an old handle raises DeviceLostError, never reads garbage. Callers hold the
@@ -23,21 +26,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from typing import Any
+
 from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
-from ..host import as_u8, check_outs, fold_grid, params_words, plan_resident
-from ..plan_checks import check_loop_iterations, check_resident_bindings, check_uniform_sizes
+from ..host import as_u8, check_outs
+from ..plan_checks import check_resident_bindings
+from ..planning import StepMemo
+from .bindings import Bindings
 from .failures import gpu_errors
 from .transfer import Stats, align
 from .work import Dispatch, Read, Work, Write
 
 _IDS = itertools.count(1)
+#: Params handles kept (their buffers are Bindings.params's; see params_handle).
+PARAMS_HANDLES = 256
 _OWNERS = itertools.count(1)
 BIND_CACHE_CAP = 1024
-PLAN_CACHE_CAP = 256
-PARAMS_CACHE_CAP = 256
 
 
 @dataclass
@@ -47,12 +54,14 @@ class ResidentState:
     generation: int
     limits: dict
     entries: dict = field(default_factory=dict)  # handle id -> (handle, GPUBuffer, buffer serial)
-    params: OrderedDict = field(default_factory=OrderedDict)  # params words bytes -> uniform buffer
+    # params words -> (handle, buffer serial) of params_handle; the buffer is Bindings.params(words)'s
+    params: OrderedDict = field(default_factory=OrderedDict)
+    params_ids: dict = field(default_factory=dict)  # handle id -> words, of those handles
     # (pipeline key, buffer serials, handle sizes, words) -> (compiled, groups); keyed by the buffers, not the
     # handles, so a loop whose results reuse freed buffers (see ``spare``) finds its bind groups again
     binds: OrderedDict = field(default_factory=OrderedDict)
     bind_keys: dict = field(default_factory=dict)  # buffer serial -> the keys of ``binds`` that bind it
-    plans: OrderedDict = field(default_factory=OrderedDict)  # (id program, sizes, id config) -> its plan
+    steps: StepMemo = field(default_factory=StepMemo)  # the plans of resident dispatches
     pipelines: OrderedDict = field(default_factory=OrderedDict)  # op-pipeline shape -> {name: handle}
     schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
     contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
@@ -95,9 +104,10 @@ def _pad4(d: np.ndarray) -> np.ndarray:
 class ResidentStore:
     """Handles and their buffers on the current device, and the bind groups of dispatches over them."""
 
-    def __init__(self, dev, store, stats: Stats):
+    def __init__(self, dev: Any, store: Any, bindings: Bindings, stats: Stats):
         self._dev = dev
         self._store = store
+        self._bindings = bindings
         self._stats = stats
         self.owner = next(_OWNERS)
         self._state: ResidentState | None = None
@@ -138,6 +148,9 @@ class ResidentStore:
             )
         entry = st.entries.get(h.id)
         if entry is None:
+            words = st.params_ids.get(h.id)
+            if words is not None:
+                return self._bindings.params(words)  # the shared buffer (made again if it left the cache)
             raise DispatchError(f"{what}: resident handle {h.id} was freed", fix="allocate a new handle")
         return entry[1]
 
@@ -194,8 +207,37 @@ class ResidentStore:
         st.nbytes += nbytes
         return h
 
+    def params_handle(self, words: bytes | np.ndarray) -> ResidentHandle:
+        """A handle on the shared params buffer holding ``words`` (:meth:`Bindings.params`): a front end binds
+        it as its program's scalar/dims uniform; a repeated evaluation with the same values uploads nothing.
+        It is the backend's: never freed or written by its user, and usable until the device changes."""
+        key = words if isinstance(words, bytes) else np.ascontiguousarray(words).tobytes()
+        if not key or len(key) % 4:
+            raise DispatchError(f"params_handle: words must be a non-empty multiple of 4 bytes, got {len(key)}",
+                                fix="pack the parameters as 32-bit words")
+        st = self.state()
+        h = st.params.get(key)
+        if h is not None:
+            st.params.move_to_end(key)
+            return h
+        with gpu_errors(self._dev):
+            self._bindings.params(key)  # made now, so a failure is raised here
+        h = ResidentHandle(next(_IDS), len(key), st.generation, self.owner)
+        st.params[key] = h
+        st.params_ids[h.id] = key
+        while len(st.params) > PARAMS_HANDLES:
+            st.params_ids.pop(st.params.popitem(last=False)[1].id, None)
+        return h
+
+    def _not_params(self, st: ResidentState, h: Any, what: str) -> None:
+        if isinstance(h, ResidentHandle) and h.id in st.params_ids:
+            raise DispatchError(f"{what}: resident handle {h.id} is a shared params uniform (backend.params_handle): "
+                                "it cannot be freed or written",
+                                fix="leave it to the backend; allocate_resident gives a handle of your own")
+
     def free(self, handle: ResidentHandle) -> None:
         st = self.state()
+        self._not_params(st, handle, "free_resident")
         self.buffer(st, handle, "free_resident")
         _, buf, serial = st.entries.pop(handle.id)
         st.contents.pop(handle.id, None)
@@ -231,6 +273,7 @@ class ResidentStore:
                 raise DispatchError(f"{what}: expected (handle, data, offset), got {up!r}")
             h, data = up[0], up[1]
             offset = as_int(up[2], f"{what}: offset") if len(up) == 3 else 0
+            self._not_params(st, h, what)
             buf = self.buffer(st, h, what)
             raw = as_u8(data, what)
             if offset % 4 or raw.nbytes % 4:
@@ -261,39 +304,37 @@ class ResidentStore:
             raise DispatchError(f"{what}: handles must be a list of ResidentHandle (one per buffer), got {handles!r}")
         bufs = [self.buffer(st, h, what) for h in handles]
         sizes = tuple(h.nbytes for h in handles)
-        # the plan depends only on (program, sizes, config): memoised, since a loop repeats its steps over
-        # new handles of the same sizes (array results); the objects are kept with it, so ids stay unique
-        pkey = (id(program), sizes, id(config))
-        memo = st.plans.get(pkey)
-        if memo is not None and memo[0] is program and memo[1] is config:
-            plan, workgroups, words, wbytes = memo[2]
-            st.plans.move_to_end(pkey)
-        else:
-            self._store.validate(program)
-            plan = plan_resident(program, sizes, config,
-                                 max_storage_bytes=st.limits.get("max-storage-buffer-binding-size"))
-            check_uniform_sizes(plan, st.limits.get("max-uniform-buffer-binding-size", 65536), what)
-            check_loop_iterations(plan, self._dev.loop_cap)
-            workgroups = fold_grid(plan.grid, st.limits.get("max-compute-workgroups-per-dimension", 65535))
-            words = params_words(plan)
-            wbytes = words.tobytes()
-            st.plans[pkey] = (program, config, (plan, workgroups, words, wbytes))
-            while len(st.plans) > PLAN_CACHE_CAP:
-                st.plans.popitem(last=False)
+        # a loop repeats its steps over new handles of the same sizes (array results): planned (and the program
+        # validated) once
+        step = st.steps.step(program, sizes, config, self._bindings.plan_limits(), what, self._store.validate)
+        plan = step.plan
         ids = [h.id for h in handles]
         if len(set(ids)) != len(ids):  # aliasing is only possible then (uniform sizes: checked with the plan)
             check_resident_bindings(plan, ids, st.limits.get("max-uniform-buffer-binding-size", 65536), what)
-        compiled = self._store.compiled(program)
+        params_ids = st.params_ids
         entries = st.entries
-        serials = tuple(entries[h.id][2] for h in handles)
-        key = (compiled.key, serials, sizes, wbytes)
+        if params_ids:
+            for h, b in zip(handles, plan.buffers):
+                if h.id in params_ids and b.decl.access.writable:
+                    raise DispatchError(f"{what}: resident handle {h.id} is a shared params uniform "
+                                        f"(backend.params_handle), bound to writable buffer {b.decl.name!r}",
+                                        fix="bind params handles to read or uniform buffers only")
+            serials = tuple(entries[h.id][2] if h.id in entries else ("params", id(b))
+                            for h, b in zip(handles, bufs))
+        else:
+            serials = tuple(entries[h.id][2] for h in handles)
+        compiled = self._store.compiled(program)
+        key = (compiled.key, serials, sizes, step.wbytes)
         hit = st.binds.get(key)
         if hit is not None and hit[0] is compiled:
             st.binds.move_to_end(key)
             groups = hit[1]
         else:
             with gpu_errors(self._dev, compiled.program_name):
-                groups = self._bind_groups(st, compiled, plan, bufs, words)
+                params = self._bindings.params(step.wbytes)
+                groups = self._bindings.bind_all(
+                    compiled, bufs, params, f"vyre-resident:{compiled.program_name}",
+                    lambda k, buf: min(buf.size, align(max(16, plan.buffers[k].nbytes))))
             st.binds[key] = (compiled, groups)
             for s in set(serials):
                 st.bind_keys.setdefault(s, set()).add(key)
@@ -306,45 +347,6 @@ class ResidentStore:
                         if not keys:
                             del st.bind_keys[s]
         total = plan.grid[0] * plan.grid[1] * plan.grid[2]
-        return Dispatch(compiled.pipeline, groups, workgroups, total)
-
-    def _bind_groups(self, st: ResidentState, compiled, plan, bufs, words) -> tuple:
-        params = self._params_buffer(st, words)
-        device = self._dev.device
-        groups = []
-        for g, slots in enumerate(compiled.groups):
-            entries = []
-            for s in slots:
-                if s.index < 0:
-                    buf, size = params, params.size
-                else:
-                    buf = bufs[s.index]
-                    size = min(buf.size, align(max(16, plan.buffers[s.index].nbytes)))
-                entries.append({"binding": s.binding, "resource": {"buffer": buf, "offset": 0, "size": size}})
-            groups.append(device.create_bind_group(label=f"vyre-resident:{compiled.program_name}:g{g}",
-                                                   layout=compiled.group_layouts[g], entries=entries))
-            self._stats.bump("bind_groups_created")
-        return tuple(groups)
-
-    def _params_buffer(self, st: ResidentState, words: np.ndarray):
-        """The params uniform holding ``words`` (immutable once written, so shared by every user)."""
-        import wgpu
-
-        key = words.tobytes()
-        buf = st.params.get(key)
-        if buf is not None:
-            st.params.move_to_end(key)
-            return buf
-        # filled while mapped at creation: no queue work
-        buf = self._dev.device.create_buffer(label="vyre-resident-params", size=max(16, words.nbytes),
-                                             usage=wgpu.BufferUsage.UNIFORM, mapped_at_creation=True)
-        buf.write_mapped(words)
-        buf.unmap()
-        self._stats.bump("buffers_created")
-        st.params[key] = buf
-        while len(st.params) > PARAMS_CACHE_CAP:
-            st.params.popitem(last=False)  # bind groups made with it keep it alive
-        return buf
-
+        return Dispatch(compiled.pipeline, groups, step.workgroups, total)
 
 __all__ = ["ResidentStore", "ResidentState", "as_int"]

@@ -134,21 +134,22 @@ class ResourceSet:
     """
 
     buffers: list[GPUBuffer] = field(default_factory=list)  # index = program buffer index; None where unbound
-    params: GPUBuffer = None  # the hidden uniform buffer
-    last_words: object = None  # bytes of the params last written (skip the write when unchanged)
+    params: GPUBuffer = None  # the hidden uniform buffer (Bindings.params: shared, not this set's to release)
     # buffer index -> (buffer, bytes) of small read-only inputs
     last_inputs: dict[int, tuple[GPUBuffer, bytes]] = field(default_factory=dict)
     bind_key: tuple[Any, ...] = ()
     bind_groups: list[GPUBindGroup] = field(default_factory=list)
+    # (group number, entries) -> bind group made for them: a slot alternating between a few params uniforms
+    # (dispatches of a few sizes) finds its groups again (at most GROUPS_KEPT, oldest dropped first)
+    group_cache: dict[tuple[Any, ...], GPUBindGroup] = field(default_factory=dict)
     bound: object = None  # (buffers, params, exact sizes) the bind groups were last completed for
 
     def nbytes(self) -> int:
-        total = sum(int(b.size) for b in self.buffers if b is not None)
-        return total + (int(self.params.size) if self.params is not None else 0)
+        return sum(int(b.size) for b in self.buffers if b is not None)
 
     def release(self, pool: BufferPool | None = None) -> None:
         """Give the buffers back to ``pool`` (or destroy them without one) and forget the bind groups."""
-        for b in [*self.buffers, self.params]:
+        for b in self.buffers:
             if b is None:
                 continue
             if pool is not None:
@@ -160,10 +161,10 @@ class ResourceSet:
                     pass
         self.buffers = []
         self.params = None
-        self.last_words = None
         self.last_inputs = {}
         self.bind_key = ()
         self.bind_groups = []
+        self.group_cache = {}
         self.bound = None
 
 

@@ -1,0 +1,124 @@
+"""The Bindings part of the wgpu backend: the one place that turns a compiled pipeline, buffers and
+parameter words into bound GPU state.
+
+* :meth:`Bindings.params` is the one params-uniform cache: parameter words (a plan's hidden
+  uniform, an array evaluation's scalars, a kernel's dims) -> a buffer written once, at creation
+  while mapped (no queue work), never written again, so every user of the same words shares it.
+  Host-data jobs, resident dispatches, async dispatches and the front ends' ``params_handle`` use
+  it; a repeated dispatch writes no params and its bind groups stay valid.
+* :func:`group_entries` / :meth:`Bindings.bind_group` / :meth:`Bindings.bind_all` make every bind
+  group (jobs keep theirs per job slot and rebuild one only when its entries change; resident
+  dispatches cache them by buffer serials; async slots own theirs).
+* :attr:`Bindings.pool` is the buffer pool every binding's buffer comes from, and
+  :meth:`Bindings.plan_limits` the checked limits every plan uses (:mod:`vyre.backends.planning`).
+
+State belongs to one device generation and is dropped as a whole when the device changes. Callers
+hold the device lock.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..planning import PlanLimits
+from .pool import BufferPool
+from .transfer import Stats, align
+
+#: Distinct parameter words kept (least recently used dropped; bind groups made with one keep it alive).
+PARAMS_CAP = 256
+
+GPUBuffer = Any  # wgpu-py's objects are untyped (cffi)
+#: One bind group entry: (binding number, buffer, bound size).
+Entry = tuple[int, GPUBuffer, int]
+
+
+def group_entries(compiled: Any, g: int, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
+                  size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[Entry, ...]:
+    """The entries of bind group ``g`` of ``compiled``: program buffer ``k`` bound from ``buffers[k]``
+    (``size_of(k, buffer)`` bytes, else the whole buffer), the hidden params uniform from ``params``."""
+    out = []
+    for s in compiled.groups[g]:
+        if s.index < 0:
+            out.append((s.binding, params, params.size))
+        else:
+            buf = buffers[s.index]
+            out.append((s.binding, buf, buf.size if size_of is None else size_of(s.index, buf)))
+    return tuple(out)
+
+
+class Bindings:
+    """Params uniforms, bind groups and pooled buffers of one backend (see the module docstring)."""
+
+    def __init__(self, dev: Any, pool: BufferPool, stats: Stats):
+        self._dev = dev
+        self.pool = pool
+        self._stats = stats
+        self._generation = -1
+        self._params: OrderedDict[bytes, GPUBuffer] = OrderedDict()
+        self._limits: PlanLimits | None = None
+
+    def _current(self) -> None:
+        gen = self._dev.generation
+        if gen != self._generation:  # a new device: the old one's buffers are gone with it
+            self._generation = gen
+            self._params = OrderedDict()
+            self._limits = None
+
+    def plan_limits(self) -> PlanLimits:
+        """The limits plans on this device are checked against (computed once per device)."""
+        self._current()
+        lim = self._limits
+        if lim is None:
+            lim = self._limits = PlanLimits.of(self._dev.limits, self._dev.loop_cap)
+        return lim
+
+    # ---- the params uniform -----------------------------------------------------------------------
+    def params(self, words: bytes | np.ndarray) -> GPUBuffer:
+        """The buffer holding ``words`` (16-byte aligned, at least 16 bytes); bind it, never write it."""
+        key = words if isinstance(words, bytes) else words.tobytes()
+        self._current()
+        cache = self._params
+        buf = cache.get(key)
+        if buf is not None:
+            cache.move_to_end(key)
+            return buf
+        import wgpu  # the backend imports wgpu lazily: `import vyre` stays light
+
+        BU = wgpu.BufferUsage
+        size = max(16, align(len(key), 16))
+        # STORAGE and COPY_SRC too: a front end binds it as any buffer of its program and may read it back
+        buf = self._dev.device.create_buffer(label="vyre-params", size=size, mapped_at_creation=True,
+                                             usage=BU.UNIFORM | BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+        data = np.zeros(size, np.uint8)
+        data[: len(key)] = np.frombuffer(key, np.uint8)
+        buf.write_mapped(data)
+        buf.unmap()
+        self._stats.bump("buffers_created")
+        self._stats.bump("params_buffers_created")
+        cache[key] = buf
+        while len(cache) > PARAMS_CAP:
+            cache.popitem(last=False)
+        return buf
+
+    # ---- bind groups --------------------------------------------------------------------------------
+    def bind_group(self, compiled: Any, g: int, entries: Sequence[Entry], label: str) -> Any:
+        """A new bind group ``g`` of ``compiled`` with ``entries``."""
+        group = self._dev.device.create_bind_group(
+            label=f"{label}:g{g}", layout=compiled.group_layouts[g],
+            entries=[{"binding": b, "resource": {"buffer": buf, "offset": 0, "size": size}}
+                     for b, buf, size in entries])
+        self._stats.bump("bind_groups_created")
+        return group
+
+    def bind_all(self, compiled: Any, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None, label: str,
+                 size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[Any, ...]:
+        """Every bind group of ``compiled`` over ``buffers`` and ``params`` (see :func:`group_entries`)."""
+        return tuple(self.bind_group(compiled, g, group_entries(compiled, g, buffers, params, size_of), label)
+                     for g in range(len(compiled.groups)))
+
+
+__all__ = ["Bindings", "group_entries", "PARAMS_CAP", "Entry"]

@@ -1,0 +1,76 @@
+"""What the :class:`~.executor.Executor` needs from a driver: the :class:`Driver` and :class:`Recorder`
+protocols, met by :class:`~.native.NativeDriver` (wgpu-native's entry points) and
+:class:`~.public.PublicDriver` (wgpu-py's public API), so the executor is typed against one interface
+and either driver (or a test's stand-in) can sit behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import numpy as np
+
+GPUBuffer = Any  # wgpu-py's objects are untyped (cffi)
+
+
+class Recorder(Protocol):
+    """One command encoder: clears, copies, query resolves and compute passes, then ``finish``."""
+
+    def clear(self, buffer: GPUBuffer, offset: int, size: int) -> None: ...
+
+    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, size: int) -> None: ...
+
+    def resolve(self, query_set: Any, count: int, dst: GPUBuffer, offset: int) -> None: ...
+
+    def compute_pass(self, dispatches: Iterable[Any], timer: Any = None) -> int:
+        """Record one compute pass of ``dispatches`` (:class:`~.work.Dispatch`); how many were recorded."""
+        ...
+
+    def finish(self) -> Any: ...
+
+    def release(self) -> None: ...
+
+
+class Driver(Protocol):
+    """Queue writes, encoding, submission and buffer maps on one device."""
+
+    name: str
+    spin_s: float  # seconds a wait spins before it blocks
+
+    def checked(self) -> AbstractContextManager[Any]:
+        """A block whose wgpu errors are raised (as wgpu's exceptions) when it ends."""
+        ...
+
+    def write(self, buffer: GPUBuffer, offset: int, data: np.ndarray) -> None: ...
+
+    def recorder(self, label: str) -> Recorder: ...
+
+    def submit(self, commands: Any) -> None: ...
+
+    def discard(self, commands: Any) -> None: ...
+
+    def usable(self, buf: GPUBuffer) -> bool: ...
+
+    def map(self, buf: GPUBuffer, mode: int, size: int) -> None: ...
+
+    def view(self, buf: GPUBuffer, size: int) -> np.ndarray: ...
+
+    def unmap(self, buf: GPUBuffer) -> None: ...
+
+    def mapped_range(self, buf: GPUBuffer, offset: int, size: int) -> Any: ...
+
+    def write_mapped(self, buf: GPUBuffer, data: np.ndarray, offset: int) -> None: ...
+
+    def start_map(self, buf: GPUBuffer, size: int) -> Any: ...
+
+    def settled(self, pending: Any, timeout: float) -> bool: ...
+
+    def finish_map(self, pending: Any) -> None: ...
+
+    def abandon_map(self, pending: Any) -> None: ...
+
+    def timestamp_period(self) -> float: ...
+
+
+__all__ = ["Driver", "Recorder", "GPUBuffer"]
