@@ -6,8 +6,9 @@
 flight owns its device buffers (from the backend's buffer pool), bind groups and readback buffer
 (a :class:`Slot`), kept in a small pool keyed by pipeline and size classes and given back by
 ``wait``, so several can be in flight at once and a steady stream of them creates no GPU
-object; the params uniform is the shared one of :class:`~.bindings.Bindings` for its words. Its inputs are written with ``queue.write_buffer`` (that does not block, unlike
-mapping a shared staging buffer).
+object; the params uniform is the shared one of :class:`~.bindings.Bindings` for its words.
+Its inputs are written with ``queue.write_buffer`` (that does not block, unlike mapping a
+shared staging buffer).
 
 A pending dispatch remembers the device generation it was submitted on: after a device
 loss its ``wait`` raises DeviceLostError.
@@ -19,10 +20,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
-
-from typing import Any
 
 from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program

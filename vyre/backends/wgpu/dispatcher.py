@@ -15,9 +15,9 @@ the culprit gets the error (unless the device was lost: then all of them do).
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import Any
+
+import numpy as np
 
 from ...errors import DeviceLostError, DispatchError, VyreError
 from ...ir.program import Program

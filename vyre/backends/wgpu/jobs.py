@@ -10,8 +10,9 @@ words), rebuilds bind groups only when a buffer changed, and hands one Work (wri
 of every job's dispatch, the reads of every output) to the executor.
 
 Writes are skipped for a small read-only input equal to what its (job-slot-owned) buffer
-last received; that memory is forgotten on any failure. A job kept for repeats (``reuse``) also keeps its pass and reads while its slot's
-bind groups stay the same. Callers hold the device lock.
+last received; that memory is forgotten on any failure. A job kept for repeats (``reuse``)
+also keeps its pass and reads while its slot's bind groups stay the same. Callers hold the
+device lock.
 """
 
 from __future__ import annotations

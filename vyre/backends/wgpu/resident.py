@@ -23,10 +23,9 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-
-from typing import Any
 
 from ...errors import DeviceLostError, DispatchError
 from ...ir.program import Program
