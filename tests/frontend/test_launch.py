@@ -177,3 +177,48 @@ def test_resident_launch_returns_none_and_leaves_results_on_the_device(backend):
     finally:
         backend.free_resident(hx)
         backend.free_resident(hy)
+
+
+
+class _Resident:
+    """A resident array that is not a vyre.Array: the launch sees it through vyre.frontend.resident's
+    protocol (members of its class), never through vyre.array."""
+
+    def __init__(self, backend, values: np.ndarray) -> None:
+        self._backend, self._values = backend, values
+        self._handle = backend.allocate_resident(values.nbytes)
+        backend.upload_resident(self._handle, values)
+        self.written = 0
+
+    dtype = property(lambda self: self._values.dtype)
+    shape = property(lambda self: self._values.shape)
+    ndim = property(lambda self: self._values.ndim)
+    size = property(lambda self: self._values.size)
+    device = property(lambda self: self._backend)
+    handle = property(lambda self: self._handle)
+
+    def evaluate(self):
+        return self
+
+    def __vyre_write_handle__(self):
+        self.written += 1
+        return self._handle
+
+    def values(self) -> np.ndarray:
+        return self._backend.download_resident(self._handle).view(self._values.dtype)
+
+
+def test_resident_array_protocol_without_vyre_array(backend):
+    from vyre.frontend.resident import is_resident_array
+
+    saxpy = make_saxpy()
+    xn = np.arange(16, dtype=np.float32)
+    x, y = _Resident(backend, xn), _Resident(backend, np.ones(16, np.float32))
+    try:
+        assert is_resident_array(x) and not is_resident_array(xn) and not is_resident_array(x.handle)
+        assert saxpy[16](x, y, 2.0) is None  # runs on the arrays' backend
+        assert (x.written, y.written) == (0, 1)  # only the InOut argument is asked for a handle to write
+        np.testing.assert_array_equal(y.values(), 2 * xn + 1)
+    finally:
+        backend.free_resident(x.handle)
+        backend.free_resident(y.handle)

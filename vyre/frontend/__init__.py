@@ -36,8 +36,9 @@ threads beyond ``dim`` run too: guard their loads and stores yourself (``if i < 
 what ``backend.dispatch`` returns (one array per Out/InOut parameter, in order, shaped like the
 argument), and writeable C-contiguous numpy arguments for Out/InOut parameters are filled in place.
 Arrays may be resident: ResidentHandles (``h``: 1-D, ``nbytes // itemsize`` elements, or ``(h, shape)``)
-or ``vyre.Array`` objects (vyre.array; dtype and shape are the Array's; a pending expression is evaluated
-first; its buffer is bound, no host copy). Then every array argument must be resident (a numpy array
+or ``vyre.Array`` objects (vyre.array, or any class with the members of
+:class:`vyre.frontend.resident.ResidentArray`; dtype and shape are the Array's; a pending expression is
+evaluated first; its buffer is bound, no host copy). Then every array argument must be resident (a numpy array
 among them is a DispatchError: upload it with ``vyre.array.asarray(x)``), the kernel runs by
 ``backend.dispatch_resident`` and launch returns None: ``Out``/``InOut`` Arrays are written in place
 (an Array whose buffer pending expressions still read moves to a copy first, so they see the old

@@ -4,11 +4,13 @@ thread ids, atomics, workgroup arrays and barriers, and @vyre.func helpers (inli
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..ir.nodes import Atomic, AtomicOp, Binary, BinOp, Fma, Unary, UnOp
 from ..ir.types import DataType
 from ..ir.values import Val
+from . import funcs
 from . import intrinsics as K
 from .types import DType
 from .values import Array, Const, Value
@@ -18,7 +20,6 @@ if TYPE_CHECKING:
 
 
 def call(tr: ExprTranslator, node: ast.Call) -> Value:
-    from . import funcs
     if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
         tr.fail(node, "keyword and *arguments are not supported in kernel calls", "pass the arguments by position")
     fn = tr.callee(node)
@@ -106,14 +107,14 @@ def _tid(tr: ExprTranslator, node: ast.Call) -> Value:
     return flat
 
 
-def _tid_n(n: int):
+def _tid_n(n: int) -> Callable[[ExprTranslator, ast.Call], Value]:
     def handler(tr: ExprTranslator, node: ast.Call) -> Value:
         tr.fail(node, f"tid{n}() returns {n} values: only usable as `{', '.join('yxz'[:n])} = vyre.tid{n}()`",
                 "unpack it in an assignment")
     return handler
 
 
-def _ids(kind: str):
+def _ids(kind: str) -> Callable[[ExprTranslator, ast.Call], Value]:
     def handler(tr: ExprTranslator, node: ast.Call) -> Value:
         axis = _axis(tr, node, kind)
         ids = tr.local_ids if kind == "local_id" else tr.group_ids

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from .launch import backend_for, bind, check_dim, run
 from .source import Source
 from .types import ArrayType, DType
 
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
 _PARAMS_CACHE = 16  # resident params uniforms kept per kernel (dims + scalars -> handle)
 
 
@@ -26,7 +29,7 @@ class Kernel:
     Launch with ``k.launch(dim=..., inputs=[...], backend=...)`` or ``k[dim](*args, backend=...)``.
     """
 
-    def __init__(self, fn: Callable[..., Any], workgroup_size: int | tuple[int, ...] | None = None):
+    def __init__(self, fn: Callable[..., Any], workgroup_size: int | tuple[int, ...] | None = None) -> None:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
@@ -71,17 +74,17 @@ class Kernel:
         bound = bind(self.__name__, self.params, named or args, dims, self.workgroup_size)
         return self._specialize(bound.spec)
 
-    def wgsl(self, *args: Any, dim: Any, backend: Any = None, **named: Any) -> str:
+    def wgsl(self, *args: Any, dim: Any, backend: Backend | None = None, **named: Any) -> str:
         """The WGSL of :meth:`program` for these arguments, as ``backend.compile`` lowers it (default: the
         reference backend's lowering, which is the GPU's)."""
         program = self.program(*args, dim=dim, **named)
         if backend is None:
-            from ..backends.reference import ReferenceBackend
+            from ..backends.reference import ReferenceBackend  # why: import time (the interpreter, ~14 modules)
             backend = ReferenceBackend()
         return str(backend.compile(program).wgsl)
 
     # ---- launch ----
-    def launch(self, dim: Any, inputs: Any = (), backend: Any = None) -> list[np.ndarray] | None:
+    def launch(self, dim: Any, inputs: Any = (), backend: Backend | None = None) -> list[np.ndarray] | None:
         """Run one thread per point of ``dim`` (an int, or a tuple of 1-3 ints >= 1; else DispatchError).
 
         ``inputs``: one value per parameter in order, or a dict by name: numpy arrays of the annotated
@@ -130,10 +133,10 @@ class Kernel:
 class _Launcher:
     """``kernel[dim]``: call it with the arguments (and ``backend=``) to launch."""
 
-    def __init__(self, kernel: Kernel, dim: Any):
+    def __init__(self, kernel: Kernel, dim: Any) -> None:
         self.kernel, self.dim = kernel, dim
 
-    def __call__(self, *args: Any, backend: Any = None, **named: Any) -> list[np.ndarray] | None:
+    def __call__(self, *args: Any, backend: Backend | None = None, **named: Any) -> list[np.ndarray] | None:
         if args and named:
             raise DispatchError(f"kernel {self.kernel.__name__}: pass the arguments by position or by name, "
                                 "not both", fix="e.g. k[n](x, y, 2.0)")

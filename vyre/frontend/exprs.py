@@ -7,6 +7,7 @@ import ast
 import contextlib
 import math
 import operator
+import types as pytypes
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -14,12 +15,15 @@ import numpy as np
 
 from ..errors import KernelError, ValidationError
 from ..ir.builder import ProgramBuilder
+from ..ir.names import name_problem, suggest_name
 from ..ir.nodes import Binary, BinOp, Expr, Lit, Select
 from ..ir.types import DataType
 from ..ir.typing import infer
 from ..ir.values import Val
+from . import funcs
 from . import intrinsics as K
-from .arith import CMP, PY_OPS
+from .arith import CMP, PY_OPS, binop
+from .calls import call
 from .source import MISSING, Source
 from .types import DType
 from .values import Array, Const, Frame, Local, Shape, Value
@@ -40,7 +44,7 @@ class ExprTranslator:
     b: KBuilder
     kernel_name: str
 
-    def __init__(self, source: Source, builder: KBuilder):
+    def __init__(self, source: Source, builder: KBuilder) -> None:
         self.b = builder
         self.kernel_name = source.name
         self.src = source
@@ -73,7 +77,6 @@ class ExprTranslator:
 
     def fresh(self, base: str) -> str:
         """A program-wide unique IR name close to ``base``."""
-        from ..ir.names import name_problem, suggest_name
         name = base if name_problem(base) is None else suggest_name(base)
         cand, k = name, 1
         while cand in self.used:
@@ -180,7 +183,6 @@ class ExprTranslator:
 
     def static(self, node: ast.AST, obj: object, name: str) -> Value:
         """A name of the function's globals/closure: constants inline, markers stay markers."""
-        from . import funcs
         if obj is MISSING:
             self.fail(node, f"name {name!r} is not defined", "define it, or assign it before use")
         if isinstance(obj, (bool, int, float, np.bool_, np.integer, np.floating)):
@@ -209,7 +211,6 @@ class ExprTranslator:
 
     def binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
         """``a op b`` with the kernel's type rules (see :mod:`.arith`)."""
-        from .arith import binop
         return binop(self, op, a, b, node)
 
     def checked(self, v: Val, node: ast.AST) -> Val:
@@ -342,7 +343,6 @@ class ExprTranslator:
         return flat
 
     def e_Call(self, node: ast.Call) -> Value:
-        from .calls import call
         return call(self, node)
 
     def callee(self, node: ast.Call) -> object:
@@ -377,7 +377,6 @@ def _describe(obj: object) -> str:
         return f"the array {obj.name!r}"
     if isinstance(obj, (Const, Val)):
         return "a value"
-    import types as pytypes
     if isinstance(obj, pytypes.ModuleType):
         return f"the module {obj.__name__}"
     if callable(obj):
@@ -387,7 +386,6 @@ def _describe(obj: object) -> str:
 
 
 def _is_module(obj: object) -> bool:
-    import types as pytypes
     return isinstance(obj, pytypes.ModuleType) and getattr(obj, "__name__", "").split(".")[0] in ("vyre", "math")
 
 
@@ -403,13 +401,12 @@ def _is_static(obj: object) -> bool:
 
 
 def _kernel_decorator() -> object:
-    from .decorator import kernel
+    from .decorator import kernel  # why: a cycle (decorator -> build -> exprs)
     return kernel
 
 
 def _has_effects(node: ast.AST, tr: ExprTranslator) -> bool:
     """Whether ``node`` calls an atomic or a @vyre.func helper (then it may not be evaluated eagerly)."""
-    from . import funcs
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
             try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ir.values import Val
 from .source import Source
-from .types import ArrayType, DType
+from .types import ArrayType, DType, outside_kernel
 from .values import Array, Const, Frame, Local, Value
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Func:
     """A ``@vyre.func`` helper. Calling it from ordinary Python raises; kernels inline it."""
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
@@ -36,7 +36,6 @@ class Func:
         return self._source
 
     def __call__(self, *args: object) -> object:
-        from .types import outside_kernel
         raise outside_kernel(self.__name__)
 
     def __repr__(self) -> str:

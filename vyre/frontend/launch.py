@@ -1,24 +1,33 @@
 """Launching a kernel: the launch dims -> workgroup size and grid, the arguments -> a specialization
 key, the input arrays and the packed params uniform, and the call of the backend (``dispatch``, or
 ``dispatch_resident`` when the arrays are ResidentHandles or ``vyre.Array`` objects: an Array is evaluated
-and its own buffer bound, Out/InOut Arrays are written in place)."""
+and its own buffer bound, Out/InOut Arrays are written in place). What a launch asks of a vyre.Array is
+:mod:`.resident` (a structural protocol: vyre.array is never imported here)."""
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..backends.config import DispatchConfig
+from ..backends.default import default_backend
 from ..backends.handles import ResidentHandle
 from ..errors import DeviceMismatchError, DispatchError
+from ..ir.program import Program
 from ..ir.types import Access, DataType
 from .build import ParamSpec, Spec
+from .resident import ResidentArray, is_resident_array, write_handle
 from .types import ArrayType, DType
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
+#: An array argument as bound: a numpy array, a ResidentHandle, or a resident array (a vyre.Array).
+ArrayArg = np.ndarray | ResidentHandle | ResidentArray
 
 #: the workgroup size vyre picks per launch rank
 WORKGROUP_SIZES = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
@@ -50,10 +59,10 @@ class Bound:
     """The arguments of one launch, checked: the specialization and what the backend gets."""
 
     spec: Spec
-    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]]  # (param, numpy array, handle or vyre Array, shape)
+    arrays: list[tuple[ParamSpec, ArrayArg, tuple[int, ...]]]  # (param, numpy array, handle or vyre Array, shape)
     words: np.ndarray
     resident: bool
-    device: Any = None  # the backend of the vyre Arrays among the arguments (None without any)
+    device: Backend | None = None  # the backend of the vyre Arrays among the arguments (None without any)
 
 
 def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any, dims: tuple[int, ...],
@@ -74,7 +83,7 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
             raise DispatchError(f"kernel {name} takes {len(names)} argument(s) {names}, got {len(values)}",
                                 fix="pass one value per parameter, in order (or inputs={'name': value})")
     specs: list[ParamSpec] = []
-    arrays: list[tuple[ParamSpec, Any, tuple[int, ...]]] = []
+    arrays: list[tuple[ParamSpec, ArrayArg, tuple[int, ...]]] = []
     words = list(dims)
     kinds = set()
     for (pname, kind), v in zip(params, values):
@@ -91,7 +100,7 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
         raise DispatchError(f"kernel {name}: mixes numpy arrays with resident ones (ResidentHandles or vyre Arrays)",
                             fix="pass every array as a numpy array, or every one resident: upload numpy arrays "
                                 "with vyre.array.asarray(x, device=backend)")
-    devices = {id(a.device): a.device for _, a, _ in arrays if _vyre_array(a)}
+    devices = {id(a.device): a.device for _, a, _ in arrays if is_resident_array(a)}
     if len(devices) > 1:
         raise DeviceMismatchError(f"kernel {name}: vyre Arrays on {len(devices)} different backends",
                                   fix="move them to one backend with x.to_device(backend)")
@@ -100,13 +109,7 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
                  next(iter(devices.values()), None))
 
 
-def _vyre_array(v: Any) -> bool:
-    """``v`` is a ``vyre.Array`` (checked without importing vyre.array: an Array means it is loaded)."""
-    mod = sys.modules.get("vyre.array._array")
-    return mod is not None and isinstance(v, mod.Array)
-
-
-def backend_for(name: str, bound: Bound, backend: Any) -> Any:
+def backend_for(name: str, bound: Bound, backend: Backend | None) -> Backend:
     """The launch's backend: ``backend``, else the Arrays' backend, else :func:`vyre.default_backend`."""
     if bound.device is not None:
         if backend is not None and backend is not bound.device:
@@ -114,27 +117,21 @@ def backend_for(name: str, bound: Bound, backend: Any) -> Any:
                                       fix="leave backend= out (the Arrays' backend is used) or move the arrays")
         return bound.device
     if backend is None:
-        from ..backends.default import default_backend
         backend = default_backend()
     return backend
 
 
-def _array_handle(p: ParamSpec, a: Any) -> Any:
-    """The handle to bind for vyre Array ``a`` (evaluated first). A written array whose buffer is also read
-    by pending expressions (recorded before the launch) moves to a copy first, so they keep the old values."""
-    h = a.handle
+def _array_handle(p: ParamSpec, a: ResidentArray) -> ResidentHandle:
+    """The handle to bind for resident array ``a`` (evaluated first). A written array whose buffer is also
+    read by pending expressions (recorded before the launch) moves to a copy first, so they keep the old
+    values (:func:`.resident.write_handle`)."""
     assert isinstance(p.kind, ArrayType)
-    if p.kind.access is not Access.READ and sys.getrefcount(a._buf) > 2:  # a._buf and the call's argument
-        from ..array._functions import astype
-        c = astype(a, a.dtype, copy=True).evaluate()
-        a._buf = c._buf
-        h = a.handle
-    return h
+    return a.handle if p.kind.access is Access.READ else write_handle(a)
 
 
-def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tuple[int, ...], bool]:
+def _array_arg(name: str, pname: str, kind: ArrayType, v: object) -> tuple[ArrayArg, tuple[int, ...], bool]:
     want = kind.dtype
-    if _vyre_array(v):
+    if is_resident_array(v):
         _check_array(name, pname, kind, v, "the vyre Array",
                      f"convert it: vyre.array.astype(x, vyre.array.{want.numpy.name})")
         return v, tuple(v.shape), True
@@ -154,7 +151,8 @@ def _array_arg(name: str, pname: str, kind: ArrayType, v: Any) -> tuple[Any, tup
     return v, tuple(v.shape), False
 
 
-def _check_array(name: str, pname: str, kind: ArrayType, v: Any, what: str, dtype_fix: str) -> None:
+def _check_array(name: str, pname: str, kind: ArrayType, v: np.ndarray | ResidentArray, what: str,
+                 dtype_fix: str) -> None:
     """dtype and rank checks shared by numpy arrays and vyre Arrays."""
     if v.dtype != kind.dtype.numpy:
         raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but {what} is {v.dtype}", fix=dtype_fix)
@@ -185,8 +183,8 @@ def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
     return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
 
 
-def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: Any,
-        params_handle: Any = None) -> list[np.ndarray] | None:
+def run(name: str, program: Program, bound: Bound, dims: tuple[int, ...], backend: Backend,
+        params_handle: ResidentHandle | None = None) -> list[np.ndarray] | None:
     """Dispatch ``program``; returns the outputs (one per Out/InOut parameter), or None when resident."""
     grid = grid_for(dims, bound.spec.workgroup_size)
     counts = {}
@@ -196,7 +194,14 @@ def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: A
             counts[decl.name] = n
     config = DispatchConfig(grid=grid, counts=counts)
     if bound.resident:
-        handles = [_array_handle(p, arr) if _vyre_array(arr) else arr for p, arr, _ in bound.arrays]
+        handles: list[ResidentHandle] = []
+        for p, arr, _ in bound.arrays:
+            if is_resident_array(arr):
+                handles.append(_array_handle(p, arr))
+            else:
+                assert isinstance(arr, ResidentHandle)  # bind(): every array of a resident launch is resident
+                handles.append(arr)
+        assert params_handle is not None  # Kernel.launch uploads the params of every resident launch
         handles.append(params_handle)
         backend.dispatch_resident(program, handles, config)
         return None
@@ -208,6 +213,7 @@ def run(name: str, program: Any, bound: Bound, dims: tuple[int, ...], backend: A
                if isinstance(p.kind, ArrayType) and p.kind.access is not Access.READ]
     for (_, arr, shape), out in zip(writers, outs):
         out = out.reshape(shape)
+        assert isinstance(arr, np.ndarray)  # bind(): a launch that is not resident has numpy arrays only
         if arr.flags.writeable and arr.flags.c_contiguous:
             np.copyto(arr, out)  # numba-style: k[n](x, out) fills out
             out = arr

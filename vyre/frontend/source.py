@@ -21,7 +21,7 @@ _MISSING = object()
 class Source:
     """The parsed source of one decorated function (``fn``)."""
 
-    def __init__(self, fn: Callable[..., Any], what: str = "kernel"):
+    def __init__(self, fn: Callable[..., Any], what: str = "kernel") -> None:
         if not inspect.isfunction(fn):
             raise KernelError.at(getattr(fn, "__name__", repr(fn)), "<unknown>", 0, "",
                               f"@vyre.{what} decorates a plain Python function, got {type(fn).__name__}",

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from ..ir.types import DataType
 from ..ir.values import MutVar, Val
+from . import funcs
 from . import intrinsics as K
 from .calls import atomic
 from .exprs import ExprTranslator
@@ -71,7 +72,6 @@ class Translator(ExprTranslator):
         self.b.continue_()
 
     def s_Return(self, node: ast.Return) -> None:
-        from . import funcs
         if self.funcs:
             funcs.returns(self, node)
             return

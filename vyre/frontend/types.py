@@ -19,7 +19,7 @@ class DType:
 
     __slots__ = ("dtype", "name", "numpy")
 
-    def __init__(self, name: str, dtype: DataType, numpy: type):
+    def __init__(self, name: str, dtype: DataType, numpy: type) -> None:
         self.name, self.dtype, self.numpy = name, dtype, np.dtype(numpy)
 
     def __repr__(self) -> str:
@@ -58,7 +58,7 @@ class AccessMarker:
 
     __slots__ = ("access", "name")
 
-    def __init__(self, name: str, access: Access):
+    def __init__(self, name: str, access: Access) -> None:
         self.name, self.access = name, access
 
     def __getitem__(self, dtype: object) -> ArrayType:
