@@ -33,12 +33,15 @@ Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
-from ...ir.values import BufRef
+from ...ir.values import BufRef, MutVar, Operand
+
+#: One unit a workgroup moves, per invocation: (inner, outer, in range or None when always in range).
+Unit = tuple[Val, Val, Val | None]
 
 WORKGROUP_BYTES = 16384  # the portable WebGPU default (maxComputeWorkgroupStorageSize)
 MAX_INVOCATIONS = 256
@@ -214,8 +217,9 @@ class TileFrame:
     guard_k: bool
     threads: int
 
-    def k_loop(self, k: int, tile_k: int, a_size: int, b_size: int, fetch: Callable, stash: Callable,
-               multiply: Callable, after: Callable | None = None) -> None:
+    def k_loop(self, k: int, tile_k: int, a_size: int, b_size: int, fetch: Callable[[Val], None],
+               stash: Callable[[Val, Val], None], multiply: Callable[[Val, Val], None],
+               after: Callable[[Val], None] | None = None) -> None:
         """The two-stage K loop: fetch the first K-tile and park it in stage 0; then per K-tile prefetch
         the next into registers, multiply the current stage (then ``after(kt)``), park the prefetched
         tile in the other stage, one barrier."""
@@ -235,13 +239,13 @@ class TileFrame:
                 stash(b.let((odd ^ 1) * a_size), b.let((odd ^ 1) * b_size))
             b.barrier()
 
-    def guarded(self, conds: list, load: Callable[..., Val], zero) -> Val:
+    def guarded(self, conds: Sequence[Val | None], load: Callable[..., Val], zero: Operand) -> Val:
         """``load()``, or ``zero`` where one of the bounds conditions fails (None: needs no guard)."""
         ok = _all(conds)
         return load() if ok is None else self.b.select(ok, load(), zero)
 
-    def fetch_b(self, ops: GemmOperands, k0, n: int, k: int, units: list, regs: list, vec: str, zero, zero4,
-                conv: Callable[[Val, bool], Val]) -> None:
+    def fetch_b(self, ops: GemmOperands, k0: Val, n: int, k: int, units: Sequence[Unit], regs: Sequence[MutVar],
+                vec: str, zero: Operand, zero4: Val, conv: Callable[[Val, bool], Val]) -> None:
         """Load this invocation's units of the B tile at ``k0`` into ``regs``: 4 columns of one k each, a
         ``vec`` loaded whole when B has vec4 rows (else 4 values), each passed through ``conv(value,
         is_vec4)``; values past N or K are ``zero`` (``zero4`` for a whole vec4)."""
@@ -265,10 +269,11 @@ class TileFrame:
                                          conv(ops.load_b(b, ctx, z, kg, col, ki, ci), False), zero))
             reg.set(b.vec(vec, *vals))
 
-    def units(self, total: int, split: int, tag: str) -> list:
+    def units(self, total: int, split: int, tag: str) -> list[Unit]:
         """Per invocation: (inner, outer, in_range or None) of each of the ``total`` units the workgroup
         moves, ``split`` inner positions per outer one."""
-        b, T, out = self.b, self.threads, []
+        b, T = self.b, self.threads
+        out: list[Unit] = []
         for i in range(-(-total // T)):
             u = b.let(self.lid + i * T, f"u{tag}{i}") if i else self.lid
             inner = b.let(u & (split - 1), f"{tag}i{i}")
@@ -309,7 +314,8 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     # A: units of (k, 4 rows) from scalar loads, or with vec4 loads (load_a4) units of
     # (4 k, 4 rows): four row vectors, transposed in registers into four k-slices of As.
     # B: units of (k, 4 columns), one vec4 load (load_b4) or four scalar loads.
-    a_vec = ops.load_a4 is not None
+    load_a4 = ops.load_a4
+    a_vec = load_a4 is not None
     if a_vec and not t.vec_io:
         raise ValueError(f"{t}: these tiles move A with scalar loads; give no load_a4 (see GemmTiles.vec_io)")
 
@@ -321,14 +327,14 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
 
     guarded = f.guarded
 
-    def fetch(k0):
+    def fetch(k0: Val) -> None:
         for (ki, m4, _), regs in zip(a_units, a_regs):
-            if a_vec:
+            if load_a4 is not None:
                 k4 = b.let((k0 >> 2) + ki)
                 for r, reg in enumerate(regs):
                     row = b.let(row0 + m4 * 4 + r)
                     reg.set(guarded([row < m if guard_m else None, k4 < k // 4 if guard_k else None],
-                                    lambda row=row, k4=k4: ops.load_a4(b, ctx, z, row, k4), zero4))
+                                    lambda row=row, k4=k4: load_a4(b, ctx, z, row, k4), zero4))
                 continue
             kg = b.let(k0 + ki)
             vals = []
@@ -339,27 +345,27 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
             regs[0].set(b.vec(F32X4, *vals))
         f.fetch_b(ops, k0, n, k, b_units, b_regs, F32X4, 0.0, zero4, lambda v, is_vec: v)
 
-    def a_slot(stage_a, kk, m4):  # As[k][m4], XOR-swizzled
+    def a_slot(stage_a: Val, kk: Val, m4: Val) -> Val:  # As[k][m4], XOR-swizzled
         return stage_a + kk * TM4 + (m4 ^ (kk & (TM4 - 1)))
 
-    def stash(stage_a, stage_b):
+    def stash(stage_a: Val, stage_b: Val) -> None:
         for (ki, m4, ok), regs in zip(a_units, a_regs):
-            def put(ki=ki, m4=m4, regs=regs):
+            def put_a(ki: Val = ki, m4: Val = m4, regs: list[MutVar] = regs) -> None:
                 if not a_vec:
                     a_sh[a_slot(stage_a, ki, m4)] = regs[0]
                     return
                 for i in range(4):  # k-slice i of the 4x4 block: one component of each row vector
                     kk = b.let(ki * 4 + i)
                     a_sh[a_slot(stage_a, kk, m4)] = b.vec(F32X4, *(regs[r][i] for r in range(4)))
-            _maybe(b, ok, put)
+            _maybe(b, ok, put_a)
         for (n4, kk, ok), reg in zip(b_units, b_regs):
-            def put(n4=n4, kk=kk, reg=reg):
+            def put_b(n4: Val = n4, kk: Val = kk, reg: MutVar = reg) -> None:
                 b_sh[stage_b + kk * TN4 + n4] = reg
-            _maybe(b, ok, put)
+            _maybe(b, ok, put_b)
 
     acc = [[b.var(F32X4, name=f"acc{r}_{h}") for h in range(t.reg_n // 4)] for r in range(t.reg_m)]
 
-    def multiply(stage_a, stage_b):
+    def multiply(stage_a: Val, stage_b: Val) -> None:
         for kk in range(TK):
             sw = kk & (TM4 - 1)
             av = [b.let(a_sh[stage_a + (kk * TM4) + ((ty + g * TY) ^ sw)]) for g in range(t.reg_m // 4)]
@@ -373,12 +379,13 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
 
     # --- epilogue: each invocation writes its reg_m x reg_n block ---
     rows = [b.let(row0 + (ty + (r // 4) * TY) * 4 + (r % 4), f"orow{r}") for r in range(t.reg_m)]
-    if ops.store4 is not None:  # one vec4 per row and column group
+    store4 = ops.store4
+    if store4 is not None:  # one vec4 per row and column group
         for h in range(t.reg_n // 4):
             c4 = b.let((col0 >> 2) + tx + h * TX, f"ocol4_{h}")
             for r, row in enumerate(rows):
                 ok = _all([row < m if guard_m else None, c4 < n // 4 if guard_n else None])
-                _maybe(b, ok, lambda row=row, c4=c4, v=acc[r][h]: ops.store4(b, ctx, z, row, c4, v))
+                _maybe(b, ok, lambda row=row, c4=c4, v=acc[r][h]: store4(b, ctx, z, row, c4, v))
         return b.build()
     for h in range(t.reg_n // 4):
         for c in range(4):
@@ -390,17 +397,17 @@ def gemm_program(name: str, m: int, n: int, k: int, tiles: GemmTiles, ops: GemmO
     return b.build()
 
 
-def _all(conds):
-    conds = [c for c in conds if c is not None]
-    if not conds:
+def _all(conds: Sequence[Val | None]) -> Val | None:
+    live = [c for c in conds if c is not None]
+    if not live:
         return None
-    out = conds[0]
-    for c in conds[1:]:
+    out = live[0]
+    for c in live[1:]:
         out = out & c
     return out
 
 
-def _maybe(b: ProgramBuilder, cond, emit) -> None:
+def _maybe(b: ProgramBuilder, cond: Val | None, emit: Callable[..., object]) -> None:
     if cond is None:
         emit()
     else:

@@ -31,10 +31,12 @@ Kernel (one workgroup per ``tile_m x tile_n`` output tile, ``z`` on the grid's t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ...ir.builder import Val
 from ...ir.program import Program
 from ...ir.types import DataType
+from ...ir.values import MutVar
 from ._gemm import GemmOperands, TileGeometry, _all, _maybe, _pow2, tile_frame
 
 H = "f16"
@@ -86,7 +88,7 @@ def default_packed_tiles(m: int, n: int, k: int) -> PackedTiles:
     return PackedTiles(64, 64, 16, 4, 4, 16)
 
 
-def packed_tiles_from(params: dict, m: int, n: int, k: int) -> PackedTiles:
+def packed_tiles_from(params: dict[str, Any], m: int, n: int, k: int) -> PackedTiles:
     """Tile shape from build params (any of :data:`PACKED_KEYS`), defaults filled in."""
     base = default_packed_tiles(m, n, k)
     ints = {f: int(params[f]) if params.get(f) is not None else getattr(base, f) for f in PACKED_KEYS[:-1]}
@@ -112,7 +114,7 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
     f = tile_frame(name, m, n, k, t, ops, H4, A_SZ, B_SZ)
     b, ctx, a_sh, b_sh, tx, ty, col0, row0, z = f.b, f.ctx, f.a_sh, f.b_sh, f.tx, f.ty, f.col0, f.row0, f.z
     guard_m, guard_n, guard_k, units = f.guard_m, f.guard_n, f.guard_k, f.units
-    a_vec = ops.load_a4 is not None
+    load_a4 = ops.load_a4
     zero_h, zero4 = b.lit(0.0, H), b.vec(H4, 0.0)
 
     a_units = units(A_SZ, TK4, "a")  # inner = k4 within the tile, outer = row
@@ -122,14 +124,14 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
 
     guarded = f.guarded
 
-    def fetch(k0):
+    def fetch(k0: Val) -> None:
         for (k4, r, _), reg in zip(a_units, a_regs):
             row = b.let(row0 + r)
             rok = row < m if guard_m else None
-            if a_vec:
+            if load_a4 is not None:
                 kq = b.let((k0 >> 2) + k4)
                 reg.set(guarded([rok, kq < k // 4 if guard_k else None],
-                                lambda row=row, kq=kq: _half(ops.load_a4(b, ctx, z, row, kq), True), zero4))
+                                lambda row=row, kq=kq: _half(load_a4(b, ctx, z, row, kq), True), zero4))
                 continue
             vals = []
             for j in range(4):
@@ -139,13 +141,13 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
             reg.set(b.vec(H4, *vals))
         f.fetch_b(ops, k0, n, k, b_units, b_regs, H4, zero_h, zero4, _half)
 
-    def stash(stage_a, stage_b):
+    def stash(stage_a: Val, stage_b: Val) -> None:
         for (k4, r, ok), reg in zip(a_units, a_regs):
-            def put_a(k4=k4, r=r, reg=reg):
+            def put_a(k4: Val = k4, r: Val = r, reg: MutVar = reg) -> None:
                 a_sh[stage_a + r * TK4 + k4] = reg
             _maybe(b, ok, put_a)
         for (n4, kk, ok), reg in zip(b_units, b_regs):
-            def put_b(n4=n4, kk=kk, reg=reg):
+            def put_b(n4: Val = n4, kk: Val = kk, reg: MutVar = reg) -> None:
                 b_sh[stage_b + kk * TN4 + n4] = reg
             _maybe(b, ok, put_b)
 
@@ -154,13 +156,13 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
     sum_t = H4 if t.sum_f16 else F4
     sums = [[b.var(sum_t, b.vec(sum_t, 0.0), name=f"sum{i}_{h}") for h in range(HN)] for i in range(t.reg_m)]
 
-    def flush():
+    def flush() -> None:
         for i in range(t.reg_m):
             for h in range(HN):
                 sums[i][h].set(sums[i][h] + (acc[i][h] if t.sum_f16 else acc[i][h].cast(F4)))
                 acc[i][h].set(zero4)
 
-    def multiply(stage_a, stage_b):
+    def multiply(stage_a: Val, stage_b: Val) -> None:
         for kq in range(TK4):
             av = [b.let(a_sh[stage_a + (ty + i * TY) * TK4 + kq]) for i in range(t.reg_m)]
             for j in range(4):
@@ -176,7 +178,7 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
     n_tiles = -(-k // TK)
     per_block = t.block // TK  # K-tiles per flush when a block spans several
 
-    def flush_every_block(kt) -> None:
+    def flush_every_block(kt: Val) -> None:
         with b.if_((kt & (per_block - 1)) == per_block - 1):
             flush()
 
@@ -187,13 +189,14 @@ def packed_gemm_program(name: str, m: int, n: int, k: int, tiles: PackedTiles, o
 
     # --- epilogue: each invocation writes its reg_m x reg_n block ---
     rows = [b.let(row0 + ty + i * TY, f"orow{i}") for i in range(t.reg_m)]
+    store4 = ops.store4
     for h in range(HN):
         c4 = b.let((col0 >> 2) + tx + h * TX, f"ocol4_{h}")
         for i, row in enumerate(rows):
             rok = row < m if guard_m else None
-            if ops.store4 is not None:
+            if store4 is not None:
                 ok = _all([rok, c4 < n // 4 if guard_n else None])
-                _maybe(b, ok, lambda row=row, c4=c4, v=sums[i][h]: ops.store4(b, ctx, z, row, c4, v))
+                _maybe(b, ok, lambda row=row, c4=c4, v=sums[i][h]: store4(b, ctx, z, row, c4, v))
                 continue
             for c in range(4):
                 col = b.let(c4 * 4 + c)

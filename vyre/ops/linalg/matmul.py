@@ -24,14 +24,22 @@ For f16 the output rounding adds one f16 ulp (rtol 2^-10).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import BufRef
 from ..pipeline import single
-from ..registry import OpSpec, Witness, register, rel
+from ..registry import OpSpec, Tolerance, Witness, register, rel
 from ._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
 
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
+
+Ctx = tuple[BufRef, BufRef, BufRef]  # what _operands' declare returns: A, B, C
 
 
 def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool, native: bool = False) -> GemmOperands:
@@ -42,40 +50,40 @@ def _operands(m: int, n: int, k: int, dtype: str, batch: int, vec_io: bool, nati
     a4, b4 = k % 4 == 0 and vec_io, n % 4 == 0 and vec_io
     vec = f"vec4<{dtype}>"
 
-    def declare(b):
+    def declare(b: ProgramBuilder) -> tuple[BufRef, BufRef, BufRef]:
         return (b.buffer("a", vec if a4 else dtype, count=batch * m * k // (4 if a4 else 1)),
                 b.buffer("b", vec if b4 else dtype, count=batch * k * n // (4 if b4 else 1)),
                 b.buffer("c", vec if b4 else dtype, "write", count=batch * m * n // (4 if b4 else 1)))
 
-    def f32(v, lanes=1):
+    def f32(v: Val, lanes: int = 1) -> Val:
         return v if dtype == "f32" or native else v.cast("f32" if lanes == 1 else "vec4<f32>")
 
-    def zoff(b, z, size):
+    def zoff(b: ProgramBuilder, z: Val, size: int) -> Val | int:
         return z * size if batch > 1 else 0
 
-    def load_a(b, ctx, z, row, kk):
+    def load_a(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, kk: Val) -> Val:
         return f32(ctx[0][zoff(b, z, m * k) + row * k + kk])
 
-    def load_b(b, ctx, z, kk, col, k_info, col_info):
+    def load_b(b: ProgramBuilder, ctx: Ctx, z: Val, kk: Val, col: Val, k_info: object, col_info: object) -> Val:
         return f32(ctx[1][zoff(b, z, k * n) + kk * n + col])
 
-    def store(b, ctx, z, row, col, col_info, value):
+    def store(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, col: Val, col_info: object, value: Val) -> None:
         ctx[2][zoff(b, z, m * n) + row * n + col] = value if dtype == "f32" else value.cast(dtype)
 
-    def load_a4(b, ctx, z, row, k4):
+    def load_a4(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, k4: Val) -> Val:
         return f32(ctx[0][zoff(b, z, m * k // 4) + row * (k // 4) + k4], 4)
 
-    def load_b4(b, ctx, z, kk, c4):
+    def load_b4(b: ProgramBuilder, ctx: Ctx, z: Val, kk: Val, c4: Val) -> Val:
         return f32(ctx[1][zoff(b, z, k * n // 4) + kk * (n // 4) + c4], 4)
 
-    def store4(b, ctx, z, row, c4, value):
+    def store4(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, c4: Val, value: Val) -> None:
         ctx[2][zoff(b, z, m * n // 4) + row * (n // 4) + c4] = value if dtype == "f32" else value.cast(vec)
 
     return GemmOperands(declare, load_a, load_b, store, load_a4=load_a4 if a4 else None,
                         load_b4=load_b4 if b4 else None, store4=store4 if b4 else None)
 
 
-def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict):
+def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict[str, Any]) -> Pipeline:
     for label, v in (("m", m), ("k", k), ("n", n), ("batch", batch)):
         if int(v) < 1:
             raise ValueError(f"{name}: {label} must be >= 1, got {v}")
@@ -85,15 +93,15 @@ def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: di
     return single(program, grid=gemm_grid(m, n, tiles, batch), output_shapes={"c": shape})
 
 
-def build(m: int, k: int, n: int, **tiles):
+def build(m: int, k: int, n: int, **tiles: int) -> Pipeline:
     return _build("matmul", m, k, n, "f32", 1, tiles)
 
 
-def build_f16(m: int, k: int, n: int, **tiles):
+def build_f16(m: int, k: int, n: int, **tiles: int) -> Pipeline:
     return _build("matmul.f16", m, k, n, "f16", 1, tiles)
 
 
-def build_batched(batch: int, m: int, k: int, n: int, precision: str = "precise", **tiles):
+def build_batched(batch: int, m: int, k: int, n: int, precision: str = "precise", **tiles: Any) -> Pipeline:
     if precision == "fast":  # the packed-f16 kernel (lazy import: matmul_f16_fast imports this module)
         from .matmul_f16_fast import build_packed
 
@@ -101,28 +109,28 @@ def build_batched(batch: int, m: int, k: int, n: int, precision: str = "precise"
     return _build("matmul.batched", m, k, n, "f32", batch, tiles)
 
 
-def _product(a, b):
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 and inf - inf are NaN, as on the GPU
         return np.asarray(a, np.float64) @ np.asarray(b, np.float64)
 
 
-def reference(a, b, **params):
+def reference(a: np.ndarray, b: np.ndarray, **params: Any) -> list[np.ndarray]:
     return [_product(a, b).astype(np.float32)]
 
 
-def reference_f16(a, b, **params):
+def reference_f16(a: np.ndarray, b: np.ndarray, **params: Any) -> list[np.ndarray]:
     with np.errstate(over="ignore"):
         return [_product(a, b).astype(np.float16)]
 
 
-def _tile_kwargs(name: str, kwargs: dict) -> dict:
+def _tile_kwargs(name: str, kwargs: dict[str, Any]) -> dict[str, int]:
     unknown = sorted(set(kwargs) - set(TILE_KEYS))
     if unknown:
         raise DispatchError(f"{name}: unknown parameter(s) {unknown}", fix=f"pass only {', '.join(TILE_KEYS)}")
     return {key: int(v) for key, v in kwargs.items() if v is not None}
 
 
-def _check(name: str, a: np.ndarray, b: np.ndarray, dtype, ndim: int) -> None:
+def _check(name: str, a: np.ndarray, b: np.ndarray, dtype: npt.DTypeLike, ndim: int) -> None:
     for label, x in (("a", a), ("b", b)):
         if x.dtype != dtype:
             raise DispatchError(f"{name}: {label} has dtype {x.dtype}, expected {np.dtype(dtype)}",
@@ -136,17 +144,17 @@ def _check(name: str, a: np.ndarray, b: np.ndarray, dtype, ndim: int) -> None:
                             fix="a's last axis must equal b's second-to-last axis (and the batch sizes must match)")
 
 
-def params_for(a, b, **kwargs):
+def params_for(a: np.ndarray, b: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     _check("matmul", a, b, np.float32, 2)
     return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **_tile_kwargs("matmul", kwargs)}
 
 
-def params_for_f16(a, b, **kwargs):
+def params_for_f16(a: np.ndarray, b: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     _check("matmul.f16", a, b, np.float16, 2)
     return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **_tile_kwargs("matmul.f16", kwargs)}
 
 
-def params_for_batched(a, b, precision: str = "precise", **kwargs):
+def params_for_batched(a: np.ndarray, b: np.ndarray, precision: str = "precise", **kwargs: Any) -> dict[str, Any]:
     _check("matmul.batched", a, b, np.float32, 3)
     shape = {"batch": a.shape[0], "m": a.shape[1], "k": a.shape[2], "n": b.shape[2]}
     if precision == "fast":
@@ -159,26 +167,27 @@ def params_for_batched(a, b, precision: str = "precise", **kwargs):
     return {**shape, **_tile_kwargs("matmul.batched", kwargs)}
 
 
-def _tol(params: dict):
+def _tol(params: dict[str, Any]) -> Tolerance:
     return rel(2.0 ** -20, params["k"] * 2.0 ** -22)
 
 
-def _tol_batched(params: dict):
+def _tol_batched(params: dict[str, Any]) -> Tolerance:
     """precise: as matmul. fast: the f16 rounding of the operands (2^-10 of each |a||b|, at most
     K 2^-10 for |a|, |b| <= 1) plus the blocked f16 accumulation's budget K 2^-10 (see
     matmul_f16_fast), output in f32."""
     return rel(2.0 ** -20, params["k"] * 2.0 ** -9) if params.get("precision") == "fast" else _tol(params)
 
 
-def _fast_needs(params: dict) -> frozenset:
+def _fast_needs(params: dict[str, Any]) -> frozenset[str]:
     return frozenset({"shader-f16"}) if params.get("precision") == "fast" else frozenset()
 
 
-def _tol_f16(params: dict):
+def _tol_f16(params: dict[str, Any]) -> Tolerance:
     return rel(2.0 ** -10, params["k"] * 2.0 ** -22)
 
 
-def _mats(r, m, k, n, dtype=np.float32, batch=None):
+def _mats(r: np.random.Generator, m: int, k: int, n: int, dtype: npt.DTypeLike = np.float32,
+          batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     lead = () if batch is None else (batch,)
     return (r.uniform(-1, 1, lead + (m, k)).astype(dtype), r.uniform(-1, 1, lead + (k, n)).astype(dtype))
 
@@ -186,7 +195,7 @@ def _mats(r, m, k, n, dtype=np.float32, batch=None):
 LARGE_TILES = {"tile_m": 128, "tile_n": 128, "tile_k": 8, "reg_m": 8, "reg_n": 8}
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     r = np.random.default_rng(4001)
     out = []
     # default tiles: 32x64 (m <= 32), 64x64 with partial tiles, 64x64 with full tiles (unguarded,
@@ -206,7 +215,7 @@ def witnesses():
     return out
 
 
-def witnesses_f16():
+def witnesses_f16() -> list[Witness]:
     r = np.random.default_rng(4002)
     out = []
     for m, k, n in [(1, 1, 1), (17, 9, 33), (65, 72, 40)]:  # the last one through vec4<f16> buffers
@@ -215,7 +224,7 @@ def witnesses_f16():
     return out
 
 
-def witnesses_batched():
+def witnesses_batched() -> list[Witness]:
     r = np.random.default_rng(4003)
     out = []
     for batch, m, k, n in [(1, 1, 1, 1), (3, 17, 9, 33), (2, 65, 68, 36)]:

@@ -29,18 +29,21 @@ sums| > 65504) gives inf: keep the products' block sums in f16 range.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ..pipeline import single
-from ..registry import OpSpec, Witness, register, rel
+from ..registry import OpSpec, Tolerance, Witness, register, rel
 from ._gemm_f16 import PACKED_KEYS, packed_gemm_program, packed_grid, packed_tiles_from
 from .matmul import _check, _mats, _operands, reference_f16
 
 OP = "matmul.f16_fast"
 
 
-def build_packed(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict):
+def build_packed(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: dict[str, Any]) -> Pipeline:
     """The packed-f16 GEMM over row-major ``dtype`` operands (f16: read as they are; f32:
     rounded to f16 while staged), C stored in ``dtype``; ``params`` are tile keys."""
     for label, v in (("m", m), ("k", k), ("n", n), ("batch", batch)):
@@ -53,16 +56,16 @@ def build_packed(name: str, m: int, k: int, n: int, dtype: str, batch: int, para
     return single(program, grid=packed_grid(m, n, tiles, batch), output_shapes={"c": shape})
 
 
-def build(m: int, k: int, n: int, **tiles):
+def build(m: int, k: int, n: int, **tiles: Any) -> Pipeline:
     return build_packed(OP, m, k, n, "f16", 1, tiles)
 
 
-def packed_kwargs(name: str, kwargs: dict) -> dict:
+def packed_kwargs(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The tile params of the packed kernel from a caller's keyword arguments, or a DispatchError."""
     unknown = sorted(set(kwargs) - set(PACKED_KEYS))
     if unknown:
         raise DispatchError(f"{name}: unknown parameter(s) {unknown}", fix=f"pass only {', '.join(PACKED_KEYS)}")
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, v in kwargs.items():
         if v is None:
             continue
@@ -75,16 +78,16 @@ def packed_kwargs(name: str, kwargs: dict) -> dict:
     return out
 
 
-def params_for(a, b, **kwargs):
+def params_for(a: np.ndarray, b: np.ndarray, **kwargs: Any) -> dict[str, Any]:
     _check(OP, a, b, np.float16, 2)
     return {"m": a.shape[0], "k": a.shape[1], "n": b.shape[1], **packed_kwargs(OP, kwargs)}
 
 
-def tolerance(params: dict):
+def tolerance(params: dict[str, Any]) -> Tolerance:
     return rel(2.0 ** -10, params["k"] * 2.0 ** -10)
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     r = np.random.default_rng(4004)
     out = []
     # default 64x64 tiles: one partial tile; scalar loads/stores (k, n not multiples of 4)
