@@ -38,7 +38,7 @@ def allreduce(b: ProgramBuilder, scratch: BufRef, lid: Val, value: Val, wg: int,
     if kind not in ("add", "max"):
         raise ValueError(f"kind must be 'add' or 'max', got {kind!r}")
 
-    def combine(p, q):
+    def combine(p: Val, q: Val) -> Val:
         return b.max(p, q) if kind == "max" else p + q
 
     scratch[lid] = value

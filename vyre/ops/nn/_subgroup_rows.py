@@ -13,6 +13,10 @@ the tree's 8), well inside the ops' tolerances (rel 1e-5 and 2e-5, set by exp/sq
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from ...backends.schedule import Pipeline
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.values import BufRef
 from .. import _subgroup as sg
@@ -29,9 +33,9 @@ def allreduce_subgroup(b: ProgramBuilder, scratch: BufRef, lid: Val, value: Val,
     return sg.Combine(b, scratch, wg, "f32", kind, tag=name).reduce(value, name)
 
 
-def variant(build, summary: str) -> Variant:
+def variant(build: Callable[..., Pipeline], summary: str) -> Variant:
     """The ``subgroup`` variant of a row op whose ``build`` takes ``reducer=``."""
-    def build_subgroup(*args, **params):
+    def build_subgroup(*args: Any, **params: Any) -> Pipeline:
         return build(*args, reducer=allreduce_subgroup, **params)
 
     return Variant(name="subgroup", build=build_subgroup, features=FEATURES, prefer_on=PREFER_ON, summary=summary)

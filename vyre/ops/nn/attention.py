@@ -27,9 +27,11 @@ rows NaN in any implementation but not portably so through max()).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
 from ..pipeline import single
@@ -50,7 +52,7 @@ def plan(d: int) -> tuple[int, int, int]:
     return g, dpt, bk
 
 
-def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
+def build(bh: int, lq: int, lk: int, d: int, causal: bool = False) -> Pipeline:
     for label, val in (("bh", bh), ("lq", lq), ("lk", lk), ("d", d)):
         if int(val) < 1:
             raise ValueError(f"attention: {label} must be >= 1, got {val}")
@@ -77,14 +79,15 @@ def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
     ragged = d % G != 0  # the last dim slot of some invocations lies past d
     last_ok = b.let(g + G * (DPT - 1) < d, "last_ok") if ragged else None
 
-    def dim_ok(t):
+    def dim_ok(t: int) -> Val | None:
         return last_ok if (ragged and t == DPT - 1) else None
 
     scale = 1.0 / math.sqrt(d)
     q_base = b.let((head * lq + qrow) * d + g, "q_base")
     qv = []
     for t in range(DPT):
-        ok = row_ok if dim_ok(t) is None else (row_ok & dim_ok(t))
+        dok = dim_ok(t)
+        ok = row_ok if dok is None else (row_ok & dok)
         qv.append(b.let(b.select(ok, q[q_base + G * t], 0.0) * scale, f"qv{t}"))
     acc = [b.var("f32", 0.0, name=f"acc{t}") for t in range(DPT)]
     m = b.var("f32", float("-inf"), name="m")
@@ -100,10 +103,10 @@ def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
         kt_end = n_kt
     tile_elems = BK * d
 
-    def visible(key):  # keys past lk are never visited (the j loops stop at the tile's end)
+    def visible(key: Val) -> Val:  # keys past lk are never visited (the j loops stop at the tile's end)
         return key.cast("i32") <= qrow.cast("i32") + (lk - lq)
 
-    def score(j):
+    def score(j: Val | int) -> Val:
         base = b.let((i * BK + j) * G)
         s = sp[base]
         for gg in range(1, G):
@@ -126,8 +129,9 @@ def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
             part = b.var("f32", 0.0)
             for t in range(DPT):
                 kv = ks[kb + G * t]
-                if dim_ok(t) is not None:
-                    kv = b.select(dim_ok(t), kv, 0.0)
+                dok = dim_ok(t)
+                if dok is not None:
+                    kv = b.select(dok, kv, 0.0)
                 part.set(b.fma(qv[t], kv, part))
             sp[(i * BK + j) * G + g] = part
         if G > 1:
@@ -150,21 +154,24 @@ def build(bh: int, lq: int, lk: int, d: int, causal: bool = False):
             vb = b.let(j * d + g)
             for t in range(DPT):
                 vv = vs[vb + G * t]
-                if dim_ok(t) is not None:
-                    vv = b.select(dim_ok(t), vv, 0.0)
+                dok = dim_ok(t)
+                if dok is not None:
+                    vv = b.select(dok, vv, 0.0)
                 acc[t].set(b.fma(p, vv, acc[t]))
         b.barrier()  # every read of this tile is done before the next one overwrites it
 
     inv = b.let(b.select(l_sum > 0.0, 1.0 / l_sum, 0.0), "inv_l")  # rows that see no key give 0
     for t in range(DPT):
-        ok = row_ok if dim_ok(t) is None else (row_ok & dim_ok(t))
+        dok = dim_ok(t)
+        ok = row_ok if dok is None else (row_ok & dok)
         with b.if_(ok):
             o[q_base + G * t] = acc[t] * inv
     grid = (-(-lq // BQ), bh, 1)
     return single(b.build(), grid=grid, output_shapes={"out": (bh, lq, d)})
 
 
-def reference(q, k, v, causal: bool = False, **params):
+def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False,
+              **params: Any) -> list[np.ndarray]:
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     lq, lk, d = q.shape[1], k.shape[1], q.shape[2]
     s = np.einsum("hqd,hkd->hqk", q, k) / math.sqrt(d)
@@ -178,7 +185,7 @@ def reference(q, k, v, causal: bool = False, **params):
     return [np.einsum("hqk,hkd->hqd", w, v).astype(np.float32)]
 
 
-def params_for(q, k, v, causal: bool = False):
+def params_for(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> dict[str, Any]:
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.dtype != np.float32 or a.ndim != 3 or a.size == 0:
             raise DispatchError(f"attention: {name} has dtype {a.dtype} and shape {a.shape}; expected non-empty "
@@ -192,7 +199,7 @@ def params_for(q, k, v, causal: bool = False):
     return {"bh": q.shape[0], "lq": q.shape[1], "lk": k.shape[1], "d": q.shape[2], "causal": bool(causal)}
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     r = np.random.default_rng(4301)
     out = []
     for bh, lq, lk, d, causal in [

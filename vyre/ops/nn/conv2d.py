@@ -23,19 +23,28 @@ operands' f16 rounding plus the blocked f16 accumulation, as ``matmul.batched`` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import BufRef
 from ..linalg._gemm import GemmOperands, gemm_grid, gemm_program, tiles_from
 from ..linalg._gemm_f16 import packed_gemm_program, packed_grid, packed_tiles_from
 from ..pipeline import single
-from ..registry import OpSpec, Witness, register, rel
+from ..registry import OpSpec, Tolerance, Witness, register, rel
 
 TILE_KEYS = ("tile_m", "tile_n", "tile_k", "reg_m", "reg_n")
 PACKED_KEYS = (*TILE_KEYS, "block", "sum_f16")
 
+IntPair = int | np.integer | Sequence[int]  # an int (both axes) or an (h, w) pair
+Ctx = tuple[BufRef, BufRef, BufRef | None, BufRef]  # x, weight, bias (None without one), out
 
-def _pair(name: str, v) -> tuple[int, int]:
+
+def _pair(name: str, v: IntPair) -> tuple[int, int]:
     if isinstance(v, (int, np.integer)):
         return int(v), int(v)
     try:
@@ -49,7 +58,8 @@ def out_size(size: int, k: int, stride: int, pad: int, dil: int) -> int:
     return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
 
 
-def _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation):
+def _geometry(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride: IntPair, padding: IntPair,
+              dilation: IntPair) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], int, int]:
     (sh, sw), (ph, pw), (dh, dw) = _pair("stride", stride), _pair("padding", padding), _pair("dilation", dilation)
     for label, val in (("n", n), ("c", c), ("h", h), ("w", w), ("o", o), ("kh", kh), ("kw", kw),
                        ("stride", min(sh, sw)), ("dilation", min(dh, dw))):
@@ -63,8 +73,8 @@ def _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation):
     return (sh, sw), (ph, pw), (dh, dw), oh, ow
 
 
-def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, padding=0, dilation=1,
-          bias: bool = False, precision: str = "precise", **tiles):
+def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride: IntPair = 1, padding: IntPair = 0,
+          dilation: IntPair = 1, bias: bool = False, precision: str = "precise", **tiles: Any) -> Pipeline:
     (sh, sw), (ph, pw), (dh, dw), oh, ow = _geometry(n, c, h, w, o, kh, kw, stride, padding, dilation)
     gm, gn, gk = o, n * oh * ow, c * kh * kw
     taps, pix = kh * kw, oh * ow
@@ -72,30 +82,33 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
     tl = tiles_from({} if fast else tiles, gm, gn, gk)
     w4 = gk % 4 == 0 and (fast is not None or tl.vec_io)  # weight rows in vec4s: A moves with vec4 loads
 
-    def declare(b):
+    def declare(b: ProgramBuilder) -> Ctx:
         xs = b.buffer("x", "f32", count=n * c * h * w)
         ws = b.buffer("weight", "vec4<f32>" if w4 else "f32", count=o * gk // (4 if w4 else 1))
         bs = b.buffer("bias", "f32", count=o) if bias else None
         out = b.buffer("out", "f32", "write", count=n * o * pix)
         return xs, ws, bs, out
 
-    def load_a(b, ctx, z, row, k):
+    def load_a(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, k: Val) -> Val:
         return ctx[1][row * gk + k]
 
-    def load_a4(b, ctx, z, row, k4):
+    def load_a4(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, k4: Val) -> Val:
         return ctx[1][row * (gk // 4) + k4]
 
-    def k_info(b, ctx, z, k):  # k -> (channel, tap row offset, tap column offset), i32
+    # k -> (channel, tap row offset, tap column offset), i32
+    def k_info(b: ProgramBuilder, ctx: Ctx, z: Val, k: Val) -> tuple[Val, Val, Val]:
         ch = b.let(k / taps)
         tap = b.let(k % taps)
         return ch, b.let((tap / kw).cast("i32") * dh - ph), b.let((tap % kw).cast("i32") * dw - pw)
 
-    def col_info(b, ctx, z, col):  # col -> (image, output row * stride, output column * stride, pixel)
+    # col -> (image, output row * stride, output column * stride, pixel)
+    def col_info(b: ProgramBuilder, ctx: Ctx, z: Val, col: Val) -> tuple[Val, Val, Val, Val]:
         img = b.let(col / pix)
         p = b.let(col % pix)
         return img, b.let((p / ow).cast("i32") * sh), b.let((p % ow).cast("i32") * sw), p
 
-    def load_b(b, ctx, z, k, col, kinfo, cinfo):
+    def load_b(b: ProgramBuilder, ctx: Ctx, z: Val, k: Val, col: Val, kinfo: tuple[Val, Val, Val],
+               cinfo: tuple[Val, Val, Val, Val]) -> Val:
         ch, dy, dx = kinfo
         img, y0, x0, _ = cinfo
         iy = b.let(y0 + dy)
@@ -104,9 +117,11 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
         src = ((img * c + ch) * h + iy.cast("u32")) * w + ix.cast("u32")
         return b.select(inside, ctx[0][src], 0.0)
 
-    def store(b, ctx, z, row, col, cinfo, value):
+    def store(b: ProgramBuilder, ctx: Ctx, z: Val, row: Val, col: Val, cinfo: tuple[Val, Val, Val, Val],
+              value: Val) -> None:
         img, _, _, p = cinfo
-        ctx[3][(img * o + row) * pix + p] = value + ctx[2][row] if bias else value
+        bias_buf = ctx[2]
+        ctx[3][(img * o + row) * pix + p] = value + bias_buf[row] if bias_buf is not None else value
 
     ops = GemmOperands(declare, load_a, load_b, store, k_info, col_info, load_a4=load_a4 if w4 else None)
     if fast is not None:
@@ -116,7 +131,8 @@ def build(n: int, c: int, h: int, w: int, o: int, kh: int, kw: int, stride=1, pa
     return single(program, grid=grid, output_shapes={"out": (n, o, oh, ow)})
 
 
-def reference(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **params):
+def reference(x: np.ndarray, weight: np.ndarray, *maybe_bias: np.ndarray, stride: IntPair = 1, padding: IntPair = 0,
+              dilation: IntPair = 1, **params: Any) -> list[np.ndarray]:
     x = np.asarray(x, np.float64)
     wt = np.asarray(weight, np.float64)
     n, c, h, w = x.shape
@@ -133,7 +149,8 @@ def reference(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, **params)
     return [out.astype(np.float32)]
 
 
-def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, precision="precise", **tiles):
+def params_for(x: np.ndarray, weight: np.ndarray, *maybe_bias: np.ndarray, stride: IntPair = 1, padding: IntPair = 0,
+               dilation: IntPair = 1, precision: str = "precise", **tiles: Any) -> dict[str, Any]:
     for name, a, nd in (("x", x, 4), ("weight", weight, 4)):
         if a.dtype != np.float32 or a.ndim != nd or a.size == 0:
             raise DispatchError(f"conv2d: {name} has dtype {a.dtype} and shape {a.shape}; expected non-empty "
@@ -171,20 +188,20 @@ def params_for(x, weight, *maybe_bias, stride=1, padding=0, dilation=1, precisio
     return params
 
 
-def _tol(params: dict):
+def _tol(params: dict[str, Any]) -> Tolerance:
     k = params["c"] * params["kh"] * params["kw"]
     return rel(2.0 ** -20, k * 2.0 ** -9 + 2.0 ** -22) if params.get("precision") == "fast" else \
         rel(2.0 ** -20, (k + 1) * 2.0 ** -22)
 
 
-def _needs(params: dict) -> frozenset:
+def _needs(params: dict[str, Any]) -> frozenset[str]:
     return frozenset({"shader-f16"}) if params.get("precision") == "fast" else frozenset()
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     r = np.random.default_rng(4401)
     out = []
-    for name, (n, c, h, w, o, kh, kw), extra in [
+    cases: list[tuple[str, tuple[int, ...], dict[str, Any]]] = [
         ("1x1x1x1_k1", (1, 1, 1, 1, 1, 1, 1), {}),
         ("stride2_pad1_bias", (2, 3, 15, 13, 5, 3, 3), {"stride": [2, 2], "padding": [1, 1], "bias": True}),
         ("dilation2_pad2_bias", (1, 4, 12, 12, 6, 3, 3), {"padding": [2, 2], "dilation": [2, 2], "bias": True}),
@@ -196,7 +213,8 @@ def witnesses():
         ("stride2_pad1_bias_fast", (2, 3, 15, 13, 5, 3, 3),
          {"stride": [2, 2], "padding": [1, 1], "bias": True, "precision": "fast"}),
         ("1x1_conv_40ch_to_70_fast", (2, 40, 6, 7, 70, 1, 1), {"bias": True, "precision": "fast"}),
-    ]:
+    ]
+    for name, (n, c, h, w, o, kh, kw), extra in cases:
         x = r.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
         wt = r.uniform(-1, 1, (o, c, kh, kw)).astype(np.float32)
         inputs = (x, wt) + ((r.uniform(-1, 1, o).astype(np.float32),) if extra.get("bias") else ())

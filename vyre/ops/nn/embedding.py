@@ -25,8 +25,12 @@ f16 adds its final rounding: rel(2^-10, (n + 1) * 2^-22 + 2^-24).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
 from ..memory._common import index_in_range
@@ -56,7 +60,7 @@ def _index_ok(op: str, index: str) -> None:
 
 
 # ----------------------------------------------------------------------------- nn.embedding
-def build_embedding(num: int, dim: int, shape, dtype: str = "f32", index: str = "u32"):
+def build_embedding(num: int, dim: int, shape: Sequence[int], dtype: str = "f32", index: str = "u32") -> Pipeline:
     shape = tuple(int(d) for d in shape)
     n = int(np.prod(shape))
     _check("nn.embedding", num, dim, dtype, indices=n)
@@ -77,7 +81,8 @@ def build_embedding(num: int, dim: int, shape, dtype: str = "f32", index: str = 
     return single(b.build(), grid=(-(-total // WG), 1, 1), output_shapes={"out": (*shape, dim)})
 
 
-def reference_embedding(table, idx, *, num, dim, shape, dtype="f32", index="u32"):
+def reference_embedding(table: np.ndarray, idx: np.ndarray, *, num: int, dim: int, shape: Sequence[int],
+                        dtype: str = "f32", index: str = "u32") -> list[np.ndarray]:
     t = np.asarray(table).reshape(num, dim)
     i = np.asarray(idx).astype(np.int64).reshape(-1)
     ok = (i >= 0) & (i < num)
@@ -88,7 +93,8 @@ def reference_embedding(table, idx, *, num, dim, shape, dtype="f32", index="u32"
 
 # ----------------------------------------------------------------------------- nn.embedding_bag
 def build_bag(num: int, dim: int, n: int, n_offsets: int, dtype: str = "f32", index: str = "u32",
-              offset: str = "u32", mode: str = "mean", weighted: bool = False, include_last_offset: bool = False):
+              offset: str = "u32", mode: str = "mean", weighted: bool = False,
+              include_last_offset: bool = False) -> Pipeline:
     op = "nn.embedding_bag"
     _check(op, num, dim, dtype, indices=n, offsets=n_offsets)
     _index_ok(op, index)
@@ -110,7 +116,7 @@ def build_bag(num: int, dim: int, n: int, n_offsets: int, dtype: str = "f32", in
         col = b.let(i % dim)
         bag = b.let(i / dim)
 
-        def clamped(v):  # an offset as u32 in [0, n]; a negative i32 offset clamps to 0
+        def clamped(v: Val) -> Val:  # an offset as u32 in [0, n]; a negative i32 offset clamps to 0
             if offset == "i32":
                 v = b.max(v, 0).cast("u32")
             return b.min(v, n)
@@ -119,7 +125,7 @@ def build_bag(num: int, dim: int, n: int, n_offsets: int, dtype: str = "f32", in
         nxt = b.min(bag + 1, n_offsets - 1)  # a valid address even for the last bag
         end = b.let(b.select(bag + 1 < n_offsets, clamped(offs[nxt]), n), "end")
 
-        def row(k):  # f32 value of column ``col`` of the row ``indices[k]``, 0 out of range
+        def row(k: Val) -> Val:  # f32 value of column ``col`` of the row ``indices[k]``, 0 out of range
             j, ok = index_in_range(b, idx[k], index, num)
             v = table[b.select(ok, j, 0) * dim + col]
             v = v if dtype == "f32" else v.cast("f32")
@@ -152,8 +158,9 @@ def build_bag(num: int, dim: int, n: int, n_offsets: int, dtype: str = "f32", in
     return single(b.build(), grid=(-(-total // WG), 1, 1), output_shapes={"out": (bags, dim)})
 
 
-def reference_bag(table, indices, offsets, *maybe_weights, num, dim, n, n_offsets, dtype="f32", index="u32",
-                  offset="u32", mode="mean", weighted=False, include_last_offset=False):
+def reference_bag(table: np.ndarray, indices: np.ndarray, offsets: np.ndarray, *maybe_weights: np.ndarray, num: int,
+                  dim: int, n: int, n_offsets: int, dtype: str = "f32", index: str = "u32", offset: str = "u32",
+                  mode: str = "mean", weighted: bool = False, include_last_offset: bool = False) -> list[np.ndarray]:
     t = np.asarray(table).reshape(num, dim)
     i = np.asarray(indices).astype(np.int64).reshape(-1)
     o = np.clip(np.asarray(offsets).astype(np.int64).reshape(-1), 0, n)
@@ -180,7 +187,7 @@ def reference_bag(table, indices, offsets, *maybe_weights, num, dim, n, n_offset
 
 
 # ----------------------------------------------------------------------------- convenience layer
-def _dtype(op: str, what: str, a: np.ndarray, names: dict, want: str) -> str:
+def _dtype(op: str, what: str, a: np.ndarray, names: dict[str, Any], want: str) -> str:
     name = {np.dtype(v): k for k, v in names.items()}.get(a.dtype)
     if name is None:
         first = np.dtype(next(iter(names.values()))).name
@@ -211,14 +218,14 @@ def _indices(op: str, what: str, idx: np.ndarray, num: int) -> str:
     return index
 
 
-def params_embedding(table, idx) -> dict:
+def params_embedding(table: np.ndarray, idx: np.ndarray) -> dict[str, Any]:
     num, dim, dtype = _table("nn.embedding", table)
     index = _indices("nn.embedding", "idx", idx, num)
     return {"num": num, "dim": dim, "shape": [int(d) for d in idx.shape], "dtype": dtype, "index": index}
 
 
-def params_bag(table, indices, offsets, *maybe_weights, mode: str = "mean", include_last_offset: bool = False,
-               **unknown) -> dict:
+def params_bag(table: np.ndarray, indices: np.ndarray, offsets: np.ndarray, *maybe_weights: np.ndarray,
+               mode: str = "mean", include_last_offset: bool = False, **unknown: Any) -> dict[str, Any]:
     op = "nn.embedding_bag"
     if unknown:
         raise DispatchError(f"{op}: unknown parameter(s) {sorted(unknown)}",
@@ -254,11 +261,11 @@ def params_bag(table, indices, offsets, *maybe_weights, mode: str = "mean", incl
             "include_last_offset": bool(include_last_offset)}
 
 
-def _needs(params: dict) -> frozenset:
+def _needs(params: dict[str, Any]) -> frozenset[str]:
     return F16 if params.get("dtype") == "f16" else frozenset()
 
 
-def _tol_bag(params: dict) -> Tolerance:
+def _tol_bag(params: dict[str, Any]) -> Tolerance:
     if params.get("mode") == "max":
         return EXACT
     terms = params["n"] + 1
@@ -268,7 +275,7 @@ def _tol_bag(params: dict) -> Tolerance:
 
 
 # ----------------------------------------------------------------------------- witnesses
-def _table_data(r, num: int, dim: int, dtype: str, specials: bool) -> np.ndarray:
+def _table_data(r: np.random.Generator, num: int, dim: int, dtype: str, specials: bool) -> np.ndarray:
     t = r.uniform(-1, 1, (num, dim)).astype(DTYPES[dtype])
     if specials:  # exact ops: NaN, infinities and -0.0 travel bit for bit
         flat = t.reshape(-1)
@@ -280,7 +287,7 @@ def witnesses_embedding() -> list[Witness]:
     r = np.random.default_rng(4601)
     out = []
 
-    def add(name, table, idx):
+    def add(name: str, table: np.ndarray, idx: np.ndarray) -> None:
         index = "u32" if idx.dtype == np.uint32 else "i32"
         params = {"num": table.shape[0], "dim": table.shape[1], "shape": list(idx.shape),
                   "dtype": "f32" if table.dtype == np.float32 else "f16", "index": index}
@@ -305,7 +312,8 @@ def witnesses_bag() -> list[Witness]:
     r = np.random.default_rng(4602)
     out = []
 
-    def add(name, table, idx, offs, mode, weights=None, last=False):
+    def add(name: str, table: np.ndarray, idx: np.ndarray, offs: np.ndarray, mode: str,
+            weights: np.ndarray | None = None, last: bool = False) -> None:
         params = {"num": table.shape[0], "dim": table.shape[1], "n": idx.size, "n_offsets": offs.size,
                   "dtype": "f32" if table.dtype == np.float32 else "f16",
                   "index": "u32" if idx.dtype == np.uint32 else "i32",

@@ -21,9 +21,14 @@ op-specific to check).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from ...ir.builder import ProgramBuilder
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import BufRef
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
 from ._rowreduce import Reducer, allreduce, check_matrix, check_rows_cols, check_vector, row_workgroup
@@ -32,7 +37,8 @@ from ._subgroup_rows import variant
 DEFAULT_EPS = 1e-5
 
 
-def _start(name: str, rows: int, cols: int, eps: float, inputs: tuple[str, ...]):
+def _start(name: str, rows: int, cols: int, eps: float,
+           inputs: tuple[str, ...]) -> tuple[ProgramBuilder, int, list[BufRef], BufRef, BufRef, Val, Val]:
     check_rows_cols(name, rows, cols)
     if not float(eps) >= 0.0:
         raise ValueError(f"{name}: eps must be >= 0, got {eps}")
@@ -46,14 +52,15 @@ def _start(name: str, rows: int, cols: int, eps: float, inputs: tuple[str, ...])
     return b, wg, bufs, y, scratch, lid, base
 
 
-def _row_sum(b, scratch, lid, wg, cols, term, name, reducer: Reducer):
+def _row_sum(b: ProgramBuilder, scratch: BufRef, lid: Val, wg: int, cols: int, term: Callable[[Val], Val], name: str,
+             reducer: Reducer) -> Val:
     part = b.var("f32", 0.0, name=name + "_part")
     with b.for_range(lid, cols, step=wg) as j:
         part += term(j)
     return reducer(b, scratch, lid, part, wg, "add", name)
 
 
-def _build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
+def _build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce) -> Pipeline:
     b, wg, (x, gamma, beta), y, scratch, lid, base = _start("layernorm", rows, cols, eps, ("gamma", "beta"))
     # Deviations are taken as (x - x[0]) - mean(x - x[0]): x - x[0] is exact for the
     # values of a row near each other, so rows far from zero keep full precision.
@@ -61,7 +68,7 @@ def _build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Re
     mu = b.let(_row_sum(b, scratch, lid, wg, cols, lambda j: x[base + j] - shift, "sum", reducer) / float(cols),
                "mu")
 
-    def sq_dev(j):
+    def sq_dev(j: Val) -> Val:
         d = b.let((x[base + j] - shift) - mu)
         return d * d
 
@@ -73,14 +80,14 @@ def _build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Re
 
 
 
-def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+def build_layernorm(rows: int, cols: int, eps: float = DEFAULT_EPS) -> Pipeline:
     """The generic kernel (row sums through workgroup memory)."""
     return _build_layernorm(rows, cols, eps)
 
-def _build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce):
+def _build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Reducer = allreduce) -> Pipeline:
     b, wg, (x, gamma), y, scratch, lid, base = _start("rmsnorm", rows, cols, eps, ("gamma",))
 
-    def sq(j):
+    def sq(j: Val) -> Val:
         v = b.let(x[base + j])
         return v * v
 
@@ -92,37 +99,40 @@ def _build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS, reducer: Redu
 
 
 
-def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS):
+def build_rmsnorm(rows: int, cols: int, eps: float = DEFAULT_EPS) -> Pipeline:
     """The generic kernel (row sums through workgroup memory)."""
     return _build_rmsnorm(rows, cols, eps)
 
-def reference_layernorm(x, gamma, beta, eps: float = DEFAULT_EPS, **params):
+def reference_layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = DEFAULT_EPS,
+                        **params: Any) -> list[np.ndarray]:
     x = np.asarray(x, np.float64)
     mean = x.mean(axis=1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
     return [((x - mean) / np.sqrt(var + np.float32(eps)) * gamma + beta).astype(np.float32)]
 
 
-def reference_rmsnorm(x, gamma, eps: float = DEFAULT_EPS, **params):
+def reference_rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = DEFAULT_EPS,
+                      **params: Any) -> list[np.ndarray]:
     x = np.asarray(x, np.float64)
     ms = (x * x).mean(axis=1, keepdims=True)
     return [(x / np.sqrt(ms + np.float32(eps)) * gamma).astype(np.float32)]
 
 
-def params_for_layernorm(x, gamma, beta, eps: float = DEFAULT_EPS):
+def params_for_layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                         eps: float = DEFAULT_EPS) -> dict[str, Any]:
     rows, cols = check_matrix("layernorm", x)
     check_vector("layernorm", "gamma", gamma, cols)
     check_vector("layernorm", "beta", beta, cols)
     return {"rows": rows, "cols": cols, "eps": float(eps)}
 
 
-def params_for_rmsnorm(x, gamma, eps: float = DEFAULT_EPS):
+def params_for_rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = DEFAULT_EPS) -> dict[str, Any]:
     rows, cols = check_matrix("rmsnorm", x)
     check_vector("rmsnorm", "gamma", gamma, cols)
     return {"rows": rows, "cols": cols, "eps": float(eps)}
 
 
-def _matrices():
+def _matrices() -> list[tuple[str, np.ndarray, float]]:
     r = np.random.default_rng(4201)
     return [
         ("1x1", np.array([[2.5]], np.float32), 1e-5),
@@ -134,21 +144,21 @@ def _matrices():
     ]
 
 
-def witnesses_layernorm():
+def witnesses_layernorm() -> list[Witness]:
     r = np.random.default_rng(4202)
     out = []
     for name, x, eps in _matrices():
-        cols = x.shape[1]
+        cols = int(x.shape[1])
         gamma = r.uniform(0.5, 1.5, cols).astype(np.float32)
         beta = r.uniform(-1, 1, cols).astype(np.float32)
         out.append(Witness(name, {"rows": x.shape[0], "cols": cols, "eps": eps}, (x, gamma, beta)))
     return out
 
 
-def witnesses_rmsnorm():
+def witnesses_rmsnorm() -> list[Witness]:
     r = np.random.default_rng(4203)
     return [Witness(name, {"rows": x.shape[0], "cols": x.shape[1], "eps": eps},
-                    (x, r.uniform(0.5, 1.5, x.shape[1]).astype(np.float32))) for name, x, eps in _matrices()]
+                    (x, r.uniform(0.5, 1.5, int(x.shape[1])).astype(np.float32))) for name, x, eps in _matrices()]
 
 
 register(OpSpec(

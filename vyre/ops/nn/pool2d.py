@@ -27,10 +27,14 @@ range; it scales with max |x|); f16 adds its final rounding: rel(2^-10, kh*kw * 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
 from ..pipeline import single
 from ..reduce.argmax import order_key
 from ..registry import EXACT, OpSpec, Tolerance, Witness, register, rel
@@ -42,8 +46,12 @@ NAN_KEY = 0xFFFFFFFF  # order_key of every NaN: above +inf
 NEG_INF_BITS = 0xFF800000
 NEG_INF_KEY = NEG_INF_BITS ^ 0xFFFFFFFF  # order_key of -inf (a negative float: ~bits)
 
+IntPair = int | np.integer | Sequence[int]  # an int (both axes) or an (h, w) pair
+#: ((kh, kw), (sh, sw), (ph, pw), oh, ow), as :func:`geometry` returns it
+Geometry = tuple[tuple[int, int], tuple[int, int], tuple[int, int], int, int]
 
-def pair(op: str, name: str, v) -> tuple[int, int]:
+
+def pair(op: str, name: str, v: Any) -> tuple[int, int]:
     """An int or an (h, w) pair of ints -> (h, w); ValueError otherwise."""
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return int(v), int(v)
@@ -64,7 +72,8 @@ def out_size(size: int, k: int, stride: int, pad: int, ceil_mode: bool) -> int:
     return n
 
 
-def geometry(op: str, n: int, c: int, h: int, w: int, kernel, stride, padding, ceil_mode: bool):
+def geometry(op: str, n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None, padding: IntPair,
+             ceil_mode: bool) -> Geometry:
     """Checked ((kh, kw), (sh, sw), (ph, pw), oh, ow); ValueError names the broken rule."""
     kh, kw = pair(op, "kernel", kernel)
     sh, sw = pair(op, "stride", kernel if stride is None else stride)
@@ -82,7 +91,7 @@ def geometry(op: str, n: int, c: int, h: int, w: int, kernel, stride, padding, c
     return (kh, kw), (sh, sw), (ph, pw), oh, ow
 
 
-def _windows(b, i, geo, h: int, w: int):
+def _windows(b: ProgramBuilder, i: Val, geo: Geometry, h: int, w: int) -> tuple[Val, ...]:
     """The output element ``i``'s plane base and its window: unclamped start (i32) and clamped
     [start, end) rows and columns (u32), plus the ends clipped to the padded input (i32)."""
     (kh, kw), (sh, sw), (ph, pw), oh, ow = geo
@@ -97,8 +106,9 @@ def _windows(b, i, geo, h: int, w: int):
     return base, y0, x0, ys, ye, xs, xe, ypad, xpad
 
 
-def _program(kind: str, n: int, c: int, h: int, w: int, kernel, stride, padding, ceil_mode: bool, dtype: str,
-             return_indices: bool = False, count_include_pad: bool = True, divisor_override=None):
+def _program(kind: str, n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None, padding: IntPair,
+             ceil_mode: bool, dtype: str, return_indices: bool = False, count_include_pad: bool = True,
+             divisor_override: int | None = None) -> Pipeline:
     op = f"nn.{kind}_pool2d"
     if dtype not in DTYPES:
         raise ValueError(f"{op}: dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
@@ -113,7 +123,7 @@ def _program(kind: str, n: int, c: int, h: int, w: int, kernel, stride, padding,
     with b.if_(i < total):
         base, y0, x0, ys, ye, xs, xe, ypad, xpad = _windows(b, i, geo, h, w)
 
-        def load(yy, xx):
+        def load(yy: Val, xx: Val) -> Val:
             v = x[base + yy * w + xx]
             return v if dtype == "f32" else v.cast("f32")
 
@@ -153,18 +163,20 @@ def _program(kind: str, n: int, c: int, h: int, w: int, kernel, stride, padding,
     return single(b.build(), grid=(-(-total // WG), 1, 1), output_shapes=shapes)
 
 
-def build_max(n, c, h, w, kernel, stride=None, padding=0, ceil_mode=False, dtype="f32", return_indices=False):
+def build_max(n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+              ceil_mode: bool = False, dtype: str = "f32", return_indices: bool = False) -> Pipeline:
     return _program("max", n, c, h, w, kernel, stride, padding, ceil_mode, dtype, return_indices=return_indices)
 
 
-def build_avg(n, c, h, w, kernel, stride=None, padding=0, ceil_mode=False, dtype="f32", count_include_pad=True,
-              divisor_override=None):
+def build_avg(n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+              ceil_mode: bool = False, dtype: str = "f32", count_include_pad: bool = True,
+              divisor_override: int | None = None) -> Pipeline:
     return _program("avg", n, c, h, w, kernel, stride, padding, ceil_mode, dtype,
                     count_include_pad=count_include_pad, divisor_override=divisor_override)
 
 
 # ----------------------------------------------------------------------------- numpy reference
-def _taps(x, geo):
+def _taps(x: np.ndarray, geo: Geometry) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per kernel tap in scan order: (values (N, C, OH, OW), in-image mask (OH, OW), flat position)."""
     (kh, kw), (sh, sw), (ph, pw), oh, ow = geo
     h, w = x.shape[2], x.shape[3]
@@ -177,8 +189,9 @@ def _taps(x, geo):
             yield x[:, :, yc[:, None], xc[None, :]], ok, yc[:, None] * w + xc[None, :]
 
 
-def reference_max(x, *, n, c, h, w, kernel, stride=None, padding=0, ceil_mode=False, dtype="f32",
-                  return_indices=False):
+def reference_max(x: np.ndarray, *, n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None = None,
+                  padding: IntPair = 0, ceil_mode: bool = False, dtype: str = "f32",
+                  return_indices: bool = False) -> list[np.ndarray]:
     x = np.asarray(x).reshape(n, c, h, w).astype(np.float32)
     geo = geometry("nn.max_pool2d", n, c, h, w, kernel, stride, padding, ceil_mode)
     shape = (n, c, geo[3], geo[4])
@@ -197,8 +210,9 @@ def reference_max(x, *, n, c, h, w, kernel, stride=None, padding=0, ceil_mode=Fa
     return outs
 
 
-def reference_avg(x, *, n, c, h, w, kernel, stride=None, padding=0, ceil_mode=False, dtype="f32",
-                  count_include_pad=True, divisor_override=None):
+def reference_avg(x: np.ndarray, *, n: int, c: int, h: int, w: int, kernel: IntPair, stride: IntPair | None = None,
+                  padding: IntPair = 0, ceil_mode: bool = False, dtype: str = "f32", count_include_pad: bool = True,
+                  divisor_override: int | None = None) -> list[np.ndarray]:
     x = np.asarray(x).reshape(n, c, h, w).astype(np.float64)
     geo = geometry("nn.avg_pool2d", n, c, h, w, kernel, stride, padding, ceil_mode)
     (kh, kw), (sh, sw), (ph, pw), oh, ow = geo
@@ -214,7 +228,7 @@ def reference_avg(x, *, n, c, h, w, kernel, stride=None, padding=0, ceil_mode=Fa
 
 
 # ----------------------------------------------------------------------------- convenience layer
-def _params(op: str, x, kernel_size, stride, padding, ceil_mode) -> dict:
+def _params(op: str, x: np.ndarray, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any) -> dict[str, Any]:
     name = {np.dtype(v): k for k, v in DTYPES.items()}.get(x.dtype)
     if name is None or x.ndim != 4 or x.size == 0:
         raise DispatchError(f"{op}: x has dtype {x.dtype} and shape {x.shape}; expected a non-empty float32 or "
@@ -235,14 +249,14 @@ def _params(op: str, x, kernel_size, stride, padding, ceil_mode) -> dict:
             "padding": list(geo[2]), "ceil_mode": bool(ceil_mode), "dtype": name}
 
 
-def _no_unknown(op: str, unknown: dict, known: str) -> None:
+def _no_unknown(op: str, unknown: dict[str, Any], known: str) -> None:
     if unknown:
         raise DispatchError(f"{op}: unknown parameter(s) {sorted(unknown)} (dilation is not supported)",
                             fix=f"pass only {known}")
 
 
-def params_max(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, return_indices=False,
-               **unknown) -> dict:
+def params_max(x: np.ndarray, kernel_size: Any = None, stride: Any = None, padding: Any = 0, ceil_mode: Any = False,
+               return_indices: Any = False, **unknown: Any) -> dict[str, Any]:
     _no_unknown("nn.max_pool2d", unknown, "kernel_size, stride, padding, ceil_mode and return_indices")
     if kernel_size is None:
         raise DispatchError("nn.max_pool2d: kernel_size is required", fix="pass kernel_size=k or (kh, kw)")
@@ -253,8 +267,8 @@ def params_max(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, ret
             "return_indices": bool(return_indices)}
 
 
-def params_avg(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None, **unknown) -> dict:
+def params_avg(x: np.ndarray, kernel_size: Any = None, stride: Any = None, padding: Any = 0, ceil_mode: Any = False,
+               count_include_pad: Any = True, divisor_override: Any = None, **unknown: Any) -> dict[str, Any]:
     _no_unknown("nn.avg_pool2d", unknown,
                 "kernel_size, stride, padding, ceil_mode, count_include_pad and divisor_override")
     if kernel_size is None:
@@ -271,11 +285,11 @@ def params_avg(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, cou
             "divisor_override": None if divisor_override is None else int(divisor_override)}
 
 
-def _needs(params: dict) -> frozenset:
+def _needs(params: dict[str, Any]) -> frozenset[str]:
     return F16 if params.get("dtype") == "f16" else frozenset()
 
 
-def _tol_avg(params: dict) -> Tolerance:
+def _tol_avg(params: dict[str, Any]) -> Tolerance:
     taps = params["kernel"][0] * params["kernel"][1]
     if params.get("dtype") == "f16":
         return rel(2.0 ** -10, taps * 2.0 ** -22 + 2.0 ** -24)
@@ -283,13 +297,14 @@ def _tol_avg(params: dict) -> Tolerance:
 
 
 # ----------------------------------------------------------------------------- witnesses
-def _geo_params(n, c, h, w, kernel, stride, padding, ceil_mode, dtype) -> dict:
+def _geo_params(n: int, c: int, h: int, w: int, kernel: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                ceil_mode: bool, dtype: str) -> dict[str, Any]:
     return {"n": n, "c": c, "h": h, "w": w, "kernel": list(kernel), "stride": list(stride),
             "padding": list(padding), "ceil_mode": ceil_mode, "dtype": dtype}
 
 
 # (name, (n, c, h, w), kernel, stride, padding, ceil_mode, dtype): shared by both ops
-_CASES = [
+_CASES: list[tuple[str, tuple[int, int, int, int], tuple[int, int], tuple[int, int], tuple[int, int], bool, str]] = [
     ("1x1_k1", (1, 1, 1, 1), (1, 1), (1, 1), (0, 0), False, "f32"),
     ("kernel_is_input_5x7", (1, 2, 5, 7), (5, 7), (5, 7), (0, 0), False, "f32"),
     ("k3_s2_p1_n2_c3", (2, 3, 9, 11), (3, 3), (2, 2), (1, 1), False, "f32"),
@@ -301,7 +316,7 @@ _CASES = [
 ]
 
 
-def _data(r, shape, dtype: str):
+def _data(r: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return r.uniform(-1, 1, shape).astype(DTYPES[dtype])
 
 

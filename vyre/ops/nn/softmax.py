@@ -20,8 +20,11 @@ sum taken through subgroup operations (``_subgroup_rows``), same tolerance.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...ir.builder import ProgramBuilder
 from ..pipeline import single
 from ..registry import OpSpec, Witness, register, rel
@@ -29,7 +32,7 @@ from ._rowreduce import Reducer, allreduce, check_matrix, check_rows_cols, row_w
 from ._subgroup_rows import variant
 
 
-def _build(rows: int, cols: int, reducer: Reducer):
+def _build(rows: int, cols: int, reducer: Reducer) -> Pipeline:
     check_rows_cols("softmax", rows, cols)
     wg = row_workgroup(cols)
     b = ProgramBuilder("softmax", workgroup_size=wg)
@@ -55,23 +58,23 @@ def _build(rows: int, cols: int, reducer: Reducer):
 
 
 
-def build(rows: int, cols: int):
+def build(rows: int, cols: int) -> Pipeline:
     """The generic kernel (row max and sum through workgroup memory)."""
     return _build(rows, cols, allreduce)
 
-def reference(x, **params):
+def reference(x: np.ndarray, **params: Any) -> list[np.ndarray]:
     x = np.asarray(x, np.float64)
     with np.errstate(invalid="ignore"):  # a row of all -inf is 0/0 = NaN, like the kernel on IEEE hardware
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)]
 
 
-def params_for(x):
+def params_for(x: np.ndarray) -> dict[str, Any]:
     rows, cols = check_matrix("softmax", x)
     return {"rows": rows, "cols": cols}
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     r = np.random.default_rng(4101)
     cases = [
         ("1x1", np.array([[3.5]], np.float32)),
