@@ -15,15 +15,11 @@ import sys
 import click
 
 from .. import __version__
-from ._common import RUNTIME, USAGE, CliError, describe_exception, one_line
+from ..errors import VyreError
+from . import bench, cache, conform, demo, info, run, tune, wgsl
+from ._common import _RUNNING, RUNTIME, USAGE, CliError, describe_exception, one_line, track
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-_RUNNING = {"path": "vyre"}  # the command running, for error messages raised after click let go of it
-
-
-def track(ctx: click.Context) -> None:
-    """Remember the command path (``vyre cache prune``) for the error line."""
-    _RUNNING["path"] = f"{ctx.command_path} {ctx.invoked_subcommand}" if ctx.invoked_subcommand else ctx.command_path
 
 
 @click.group(context_settings=CONTEXT)
@@ -39,8 +35,6 @@ def cli(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from . import bench, cache, conform, demo, info, run, tune, wgsl
-
     for module in (info, wgsl, run, conform, bench, cache, tune, demo):
         for command in module.COMMANDS:
             cli.add_command(command)
@@ -55,8 +49,6 @@ def _error(prog: str, message: str) -> None:
 
 def main(argv: list[str] | None = None, prog_name: str = "vyre") -> int:
     """The console script ``vyre`` (and ``python -m vyre``); returns the exit status."""
-    from ..errors import VyreError
-
     args = sys.argv[1:] if argv is None else list(argv)
     _RUNNING["path"] = prog_name
     try:
@@ -87,4 +79,4 @@ def main(argv: list[str] | None = None, prog_name: str = "vyre") -> int:
     return rv if isinstance(rv, int) else 0
 
 
-__all__ = ["main", "cli", "CliError"]
+__all__ = ["main", "cli", "CliError", "track"]

@@ -24,6 +24,10 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
+
+from ..errors import VyreError
+
 if TYPE_CHECKING:
     from ..ir.program import Program
 
@@ -34,6 +38,14 @@ PROGRAM_HELP = ("PROGRAM is a wire JSON file (or - for standard input), a Python
                 "module 'package.module[:NAME]'; NAME is a Program, an object with a .program, or a function "
                 "without required arguments that builds one (default: the only Program at the top level)")
 
+_RUNNING = {"path": "vyre"}  # the command running, for error messages raised after click let go of it
+
+
+def track(ctx: click.Context) -> None:
+    """Remember the command path (``vyre cache prune``) for the error line."""
+    _RUNNING["path"] = f"{ctx.command_path} {ctx.invoked_subcommand}" if ctx.invoked_subcommand else ctx.command_path
+
+
 _SPEC = re.compile(r"(?P<target>.+?):(?P<attr>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -41,7 +53,7 @@ _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 class CliError(Exception):
     """A failure reported as ``vyre <command>: error: <message>`` with exit status ``status``."""
 
-    def __init__(self, message: str, status: int = RUNTIME):
+    def __init__(self, message: str, status: int = RUNTIME) -> None:
         super().__init__(message)
         self.status = status
 
@@ -70,8 +82,7 @@ def describe_exception(exc: BaseException, where: str | None = None) -> str:
 
 
 def _from_wire(data: bytes, label: str) -> Program:
-    from ..errors import VyreError
-    from ..ir.program import Program
+    from ..ir.program import Program  # why: import time (pydantic and the IR load only for a wire document)
 
     try:
         return Program.from_wire(data)
@@ -110,7 +121,7 @@ def _import(name: str) -> Any:
 
 
 def _is_program(obj: Any) -> bool:
-    from ..ir.program import Program
+    from ..ir.program import Program  # why: import time (pydantic and the IR load only to find a program)
 
     return isinstance(obj, Program)
 

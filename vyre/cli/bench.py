@@ -14,7 +14,7 @@ from ._common import RUNTIME, CliError
 def bench(args: tuple[str, ...]) -> int:
     """Run the benchmarks (python -m benches); `vyre bench --help` lists the options."""
     try:
-        from benches.__main__ import main
+        from benches.__main__ import main  # why: optional (benches may be missing from an install)
     except ImportError as exc:
         raise CliError(f"the benches package is not installed ({exc}); reinstall vyre", RUNTIME) from None
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ._common import USAGE, CliError
+from ._common import USAGE, CliError, track
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
           "g": 2**30, "gb": 2**30, "gib": 2**30}
@@ -51,8 +51,10 @@ def _ago(t: float | None, now: float) -> str:
     return f"{s:.0f} s ago"
 
 
+# why (each vyre.backends.wgpu import below): import time; vyre.backends.wgpu loads pydantic and the IR (~0.7 s),
+# which every other command would pay for
 def _root() -> Path:
-    from ..backends.wgpu.disk_cache import ENV_VAR, default_root
+    from ..backends.wgpu.disk_cache import ENV_VAR, default_root  # why: import time (above)
 
     root = default_root()
     if root is None:
@@ -62,8 +64,8 @@ def _root() -> Path:
 
 def _current_dir() -> str:
     """The directory name of this vyre's lowering contract (without opening a GPU)."""
-    from ..backends.wgpu.disk_cache import contract_dir_name
-    from ..backends.wgpu.keys import lowering_contract
+    from ..backends.wgpu.disk_cache import contract_dir_name  # why: import time (above)
+    from ..backends.wgpu.keys import lowering_contract  # why: import time (above)
 
     return contract_dir_name(lowering_contract(None))
 
@@ -73,8 +75,6 @@ def _current_dir() -> str:
 def cache(ctx: click.Context) -> None:
     """The on-disk cache of lowered programs (VYRE_CACHE_DIR, default the user cache directory; capped at
     VYRE_CACHE_MAX_MB MiB, default 256, pruned least recently used first when vyre writes to it)."""
-    from . import track
-
     track(ctx)
 
 
@@ -82,7 +82,7 @@ def cache(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print it as JSON")
 def info(as_json: bool) -> None:
     """Where the cache is, its size, entries and ages, per lowering contract directory."""
-    from ..backends.wgpu.disk_cache import default_max_bytes, scan
+    from ..backends.wgpu.disk_cache import default_max_bytes, scan  # why: import time (above)
 
     root = _root()
     s, now, current = scan(root), time.time(), _current_dir()
@@ -115,8 +115,8 @@ def info(as_json: bool) -> None:
 def prune(max_age: str, max_size: str | None) -> None:
     """Delete old entries and keep the cache under a size (each directory under its lock: safe while
     other processes use the cache)."""
-    from ..backends.wgpu.disk_cache import default_max_bytes
-    from ..backends.wgpu.disk_cache import prune as do_prune
+    from ..backends.wgpu.disk_cache import default_max_bytes  # why: import time (above)
+    from ..backends.wgpu.disk_cache import prune as do_prune  # why: import time (above)
 
     age = parse_age(max_age)
     size = parse_size(max_size) if max_size is not None else default_max_bytes()
@@ -127,7 +127,7 @@ def prune(max_age: str, max_size: str | None) -> None:
 @cache.command("clear")
 def clear() -> None:
     """Delete every entry (each directory under its lock: safe while other processes use the cache)."""
-    from ..backends.wgpu.disk_cache import clear as do_clear
+    from ..backends.wgpu.disk_cache import clear as do_clear  # why: import time (above)
 
     r = do_clear(_root())
     click.echo(f"removed {r.removed} entries ({_human(r.freed_bytes)})"

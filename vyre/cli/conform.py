@@ -24,7 +24,7 @@ def conform(backend: str, ops: str, out: Path | None, quick: bool) -> int:
 
     A progress bar is shown on a terminal, one line per op otherwise. Exit status 1 when any cell fails.
     """
-    from .. import conform as c
+    from .. import conform as c  # why: import time (numpy and the certificate code, for this command only)
 
     backends = c.BACKENDS if backend == "all" else (backend,)
     return c.execute(backends, [p for p in ops.split(",") if p], out, quick)

@@ -11,7 +11,7 @@ import click
 def demo(n: int, seed: int) -> int:
     """Run saxpy on the default adapter and on the reference interpreter and compare both with numpy
     (what `make demo` runs). Exit status 1 on a mismatch, 2 without a GPU adapter."""
-    from ..demo import main
+    from ..demo import main  # why: import time (numpy, pydantic and the IR, for this command only)
 
     return main(["-n", str(n), "--seed", str(seed)])  # it prints why it failed
 

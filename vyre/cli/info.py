@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..errors import NoAdapterError
 from ._common import RUNTIME, CliError
 
 #: The limits a compute user asks about first (all of the adapter's are in --json).
@@ -25,8 +26,7 @@ def _plain(v: Any) -> Any:
 
 def gather() -> dict[str, Any]:
     """Every adapter (index, name, backend, type, driver) and the chosen one's features and limits."""
-    from ..backends.wgpu.adapter import ENV_VAR, adapter_info, choose, enumerate_adapters
-    from ..errors import NoAdapterError
+    from ..backends.wgpu.adapter import ENV_VAR, adapter_info, choose, enumerate_adapters  # why: import time (wgpu)
 
     adapters = enumerate_adapters()
     listing = []

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import DispatchError
 from ._common import PROGRAM_HELP, USAGE, CliError, load_program
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 
 def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
@@ -30,7 +34,7 @@ def _number(text: str) -> int | float | None:
 
 
 def _load_input(name: str, text: str) -> Any:
-    import numpy as np
+    import numpy as np  # why: import time (numpy loads for `vyre run` only, not for every command)
 
     path = Path(text)
     if path.is_file():
@@ -75,10 +79,9 @@ def run(program: str, inputs: tuple[str, ...], outputs: tuple[str, ...], out_dir
     Every input buffer (access read, read_write or uniform) needs an --input; outputs (read_write and
     write buffers) go to OUT_DIR/NAME.npy unless --output names a path.
     """
-    import numpy as np
+    import numpy as np  # why: import time (as in _load_input)
 
-    from ..backends.config import DispatchConfig
-    from ..errors import DispatchError
+    from ..backends.config import DispatchConfig  # why: import time (pydantic)
 
     prog = load_program(program)
     wanted = [b.name for b in prog.input_buffers]
@@ -113,11 +116,11 @@ def run(program: str, inputs: tuple[str, ...], outputs: tuple[str, ...], out_dir
         raise CliError(str(exc).splitlines()[0], USAGE) from None
 
     if backend == "wgpu":
-        from ..backends.wgpu import WgpuBackend
+        from ..backends.wgpu import WgpuBackend  # why: import time (wgpu, for --backend wgpu only)
 
-        runner: Any = WgpuBackend.acquire()
+        runner: Backend = WgpuBackend.acquire()
     else:
-        from ..backends.reference import ReferenceBackend
+        from ..backends.reference import ReferenceBackend  # why: import time (for --backend reference only)
 
         runner = ReferenceBackend()
     results = runner.dispatch(prog, given, config=config)

@@ -25,7 +25,7 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _show(as_json: bool) -> None:
-    from ..ops import _tuning_store as S
+    from ..ops import _tuning_store as S  # why: import time (logging, tempfile...: for this command only)
 
     store = S.current()
     doc = store.document()
@@ -35,7 +35,7 @@ def _show(as_json: bool) -> None:
     click.echo(f"tuning store: {store.path if store.path else 'off'}")
     if not doc["adapters"]:
         click.echo("  no entries")
-    from ..ops._tunables import Setting
+    from ..ops._tunables import Setting  # why: import time (numpy, pydantic and the IR)
 
     for akey, a in sorted(doc["adapters"].items()):
         click.echo(f"adapter {akey}: {S.describe_adapter(a['adapter'])}")
@@ -75,7 +75,7 @@ def tune(ops: str | None, shapes: tuple[str, ...], quick: bool, show: bool, clea
     """Measure candidate kernels of the tunable ops (GEMM tiles, kernel variants) per shape class on this
     adapter (VYRE_ADAPTER chooses), validate each against the op's reference and store the fastest for
     later processes (tuning.json in the cache directory; VYRE_TUNING_FILE overrides)."""
-    from ..ops import _tuning_store as S
+    from ..ops import _tuning_store as S  # why: import time (as in _show)
 
     if clear:
         if S.current().path is None:
@@ -86,8 +86,8 @@ def tune(ops: str | None, shapes: tuple[str, ...], quick: bool, show: bool, clea
     if show:
         _show(as_json)
         return 0
-    from .. import WgpuBackend
-    from ..ops.tuning import tune as run_tune
+    from .. import WgpuBackend  # why: import time (wgpu)
+    from ..ops.tuning import tune as run_tune  # why: import time (the op registry)
 
     names = [o.strip() for o in ops.split(",") if o.strip()] if ops else None
     classes: dict[str, list[tuple[int, ...]]] = {}
@@ -96,7 +96,7 @@ def tune(ops: str | None, shapes: tuple[str, ...], quick: bool, show: bool, clea
         classes.setdefault(op, []).append(dims)
     if classes and names is None:
         names = list(classes)
-    from ..ops._tunables import tunables
+    from ..ops._tunables import tunables  # why: import time (numpy, pydantic and the IR)
 
     unknown = sorted(set(names or ()) - set(tunables()))
     if unknown:

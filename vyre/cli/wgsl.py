@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import VyreError
 from ._common import PROGRAM_HELP, RUNTIME, USAGE, CliError, describe_exception, load_program
 
 
@@ -15,8 +16,7 @@ from ._common import PROGRAM_HELP, RUNTIME, USAGE, CliError, describe_exception,
 @click.option("--wire", "form", flag_value="wire", help="print the canonical wire JSON instead (for `vyre run`)")
 def wgsl(program: str, form: str | None) -> None:
     """Print the WGSL that vyre generates for PROGRAM."""
-    from ..errors import VyreError
-    from ..lower import lower
+    from ..lower import lower  # why: import time (pydantic, the IR and the lowering)
 
     prog = load_program(program)
     if form == "text":
@@ -39,8 +39,7 @@ def export(program: str, out: Path, name: str | None) -> None:
     """Export PROGRAM for use without vyre: NAME.wgsl, NAME.json (the manifest: bindings, layouts, grid rule) and
     NAME.js (an ES module running it with WebGPU), written by vyre.export.export_program; prints the manifest's
     path."""
-    from ..errors import VyreError
-    from ..export import export_program
+    from ..export import export_program  # why: import time (the lowering and jinja2)
 
     prog = load_program(program)
     try:
