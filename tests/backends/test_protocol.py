@@ -18,7 +18,7 @@ from vyre.backends.config import DispatchConfig
 from vyre.backends.handles import ResidentHandle
 from vyre.backends.host import plan_dispatch, storage_to_host
 from vyre.backends.schedule import BufferSpec, Pipeline, Step
-from vyre.errors import DispatchError, VyreError
+from vyre.errors import DispatchError, UnsupportedFeatureError, VyreError
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.types import DataType
 from vyre.ops.api import pipeline_for
@@ -32,7 +32,7 @@ U32 = np.uint32
 PROTOCOL_METHODS = {
     "capabilities", "dispatch", "dispatch_batch", "compile", "dispatch_compiled", "allocate_resident",
     "free_resident", "upload_resident", "upload_resident_many", "download_resident", "download_resident_ranges",
-    "dispatch_resident", "dispatch_resident_sequence", "run_pipeline",
+    "dispatch_resident", "dispatch_resident_sequence", "run_pipeline", "params_handle", "flush",
 }
 
 
@@ -141,6 +141,60 @@ def test_objects_without_the_methods_are_not_backends():
 
 
 # ---------------------------------------------------------------------------------- capabilities
+def _scaled_by_params():
+    """y = x * k + c, with (k, c) read from a uniform params buffer."""
+    b = ProgramBuilder("scaled_by_params", 64)
+    x = b.buffer("x", "u32")
+    p = b.buffer("p", "u32", access="uniform", count=4)
+    y = b.buffer("y", "u32", access="write")
+    i = b.global_index()
+    with b.if_(i < y.len()):
+        y[i] = x[i] * p[0] + p[1]
+    return b.build()
+
+
+def test_params_handles_are_shared_by_their_words(backend):
+    words = np.array([3, 5, 0, 0], U32)
+    h = backend.params_handle(words)
+    assert backend.params_handle(words.tobytes()) is h  # bytes or array: the same handle
+    assert backend.params_handle(np.array([3, 6, 0, 0], U32)) is not h
+    np.testing.assert_array_equal(backend.download_resident(h).view(U32), words)
+    x = np.arange(100, dtype=U32)
+    hx, hy = backend.allocate_resident(x.nbytes), backend.allocate_resident(x.nbytes)
+    backend.upload_resident(hx, x)
+    backend.dispatch_resident(_scaled_by_params(), [hx, h, hy])
+    np.testing.assert_array_equal(backend.download_resident(hy).view(U32), x * 3 + 5)
+    backend.flush()
+    for bad in (b"", b"abc", np.zeros(3, np.uint8)):
+        with pytest.raises(DispatchError, match="multiple of 4"):
+            backend.params_handle(bad)
+
+
+def test_gpu_params_handles_are_not_the_callers(gpu):
+    h = gpu.params_handle(np.array([1, 2, 3, 4], U32))
+    with pytest.raises(DispatchError, match="shared params uniform"):
+        gpu.free_resident(h)
+    with pytest.raises(DispatchError, match="shared params uniform"):
+        gpu.upload_resident(h, np.zeros(4, U32))
+    b = ProgramBuilder("writes_p", 64)
+    p = b.buffer("p", "u32", access="read_write")
+    with b.if_(b.global_index() < p.len()):
+        p[b.global_index()] = p[b.global_index()] + 1
+    with pytest.raises(DispatchError, match="writable buffer"):
+        gpu.dispatch_resident(b.build(), [h])
+    np.testing.assert_array_equal(gpu.download_resident(h).view(U32), [1, 2, 3, 4])
+
+
+def test_protocol_defaults_are_loud():
+    class Partial(Backend):
+        name = "partial"
+
+    with pytest.raises(UnsupportedFeatureError, match="params_handle"):
+        Partial().params_handle(b"\0\0\0\0")
+    with pytest.raises(UnsupportedFeatureError, match="flush"):
+        Partial().flush()
+
+
 def test_capabilities(backend):
     caps = backend.capabilities()
     assert isinstance(caps, Capabilities)

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import VyreError
+from ..errors import UnsupportedFeatureError, VyreError
 from ..ir.program import Program
 from .artifact import CompiledProgram
 from .config import DispatchConfig
@@ -69,6 +69,11 @@ class Backend(Protocol):
     raise :class:`~vyre.errors.ValidationError`; programs needing a feature the backend lacks raise
     :class:`~vyre.errors.UnsupportedFeatureError`. A GPU backend raises
     :class:`~vyre.errors.DeviceLostError` when its device is gone (then also for handles made on it).
+
+    A backend class may subclass this protocol: the methods after ``run_pipeline`` (what the front ends
+    need beyond running programs) then have loud defaults that raise
+    :class:`~vyre.errors.UnsupportedFeatureError`, as Rust vyre's backend trait does, never a silent
+    stand-in.
     """
 
     #: Short backend name ("wgpu", "reference").
@@ -168,6 +173,21 @@ class Backend(Protocol):
         per ``output_shapes``. ``capabilities().native_pipelines`` tells whether the intermediates stay
         on the device."""
         ...
+
+    # ---- what the front ends need (loud defaults) ------------------------------------------
+    def params_handle(self, words: bytes | np.ndarray) -> ResidentHandle:
+        """A resident handle holding ``words`` (32-bit parameter words: an array evaluation's scalars, a
+        kernel's dims), shared by every caller with the same words and never written again: a repeated
+        evaluation uploads nothing. The backend owns it (do not free or write it; bind it to a read or
+        uniform buffer). Words must be a non-empty multiple of 4 bytes (else DispatchError)."""
+        raise UnsupportedFeatureError(f"backend {type(self).__name__} has no params_handle",
+                                      fix="implement params_handle (resident buffers shared by their contents)")
+
+    def flush(self) -> None:
+        """Wait until every submitted piece of work has finished (a resident dispatch may return
+        before its work ends)."""
+        raise UnsupportedFeatureError(f"backend {type(self).__name__} has no flush",
+                                      fix="implement flush (wait for the device to be idle)")
 
 
 __all__ = ["Backend", "Capabilities", "ResidentRange", "ResidentUpload", "ResidentStep", "BatchJob"]

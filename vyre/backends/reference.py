@@ -15,15 +15,17 @@ import numpy as np
 
 from ..errors import DispatchError, VyreError
 from ..ir.program import Program
+from ..ir.validate import validate
 from .artifact import CompiledProgram
-from .base import BatchJob, Capabilities, ResidentRange, ResidentStep, ResidentUpload
+from .base import Backend, BatchJob, Capabilities, ResidentRange, ResidentStep, ResidentUpload
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, fold_grid, plan_dispatch, storage_dtype, storage_to_host
+from .host import DispatchPlan, storage_dtype, storage_to_host
 from .interpreter import COMPACT_MIN_LANES
 from .interpreter import Chunk as _Chunk
 from .interpreter_subgroup import valid_subgroup_size
 from .memory import Memory
+from .planning import PlanLimits, plan_step
 from .reference_protocol import ReferenceCompiler, compiled_program, reference_capabilities, run_batch
 from .reference_resident import HostResidentStore, as_config
 from .schedule import Pipeline
@@ -36,16 +38,12 @@ WORKGROUP_MEMORY_BUDGET = 256 << 20  # bytes of workgroup arrays one chunk may a
 DEFAULT_MAX_STORAGE_BUFFER_BYTES = 1 << 32  # largest buffer (dispatch binding or resident allocation)
 
 
-def _validator():
-    try:
-        from ..ir.validate import validate
-    except ImportError:
-        return None
-    return validate
+#: Params handles kept per backend (params_handle), least recently used dropped first.
+PARAMS_HANDLES = 256
 
 
 # --------------------------------------------------------------------------- backend
-class ReferenceBackend:
+class ReferenceBackend(Backend):
     """CPU reference backend (numpy). The oracle for every other backend.
 
     chunk_lanes:
@@ -93,6 +91,10 @@ class ReferenceBackend:
         self._validated_lock = threading.Lock()
         self._resident = HostResidentStore(self._validate, self._run_plan, self.max_storage_buffer_bytes)
         self._compiler = ReferenceCompiler(self._validate)
+        # the limits a GPU must honour too: a dispatch refused on every adapter is refused here
+        self._limits = PlanLimits(max_storage_bytes=self.max_storage_buffer_bytes)
+        self._params: OrderedDict[bytes, ResidentHandle] = OrderedDict()
+        self._params_lock = threading.Lock()
 
     def capabilities(self) -> Capabilities:
         """What the reference backend does (resident buffers on the host, f16, simulated subgroups; no
@@ -112,9 +114,7 @@ class ReferenceBackend:
                 if fp in self._validated:
                     self._validated.move_to_end(fp)
                     return
-        validate = _validator()
-        if validate is not None:
-            validate(program)
+        validate(program)
         with self._validated_lock:
             self._validated[program.fingerprint] = None
             while len(self._validated) > 4096:
@@ -125,8 +125,7 @@ class ReferenceBackend:
         """Run ``program`` once over fresh buffers (see :meth:`vyre.backends.base.Backend.dispatch`)."""
         config = as_config(config)
         self._validate(program)
-        plan = plan_dispatch(program, inputs, config, max_storage_bytes=self.max_storage_buffer_bytes)
-        fold_grid(plan.grid)  # a grid no GPU could address is refused here too
+        plan = plan_step(program, inputs, config, self._limits).plan
         arrays: dict[str, np.ndarray] = {}
         for b in plan.buffers:
             sdt = storage_dtype(b.decl.dtype)
@@ -178,6 +177,28 @@ class ReferenceBackend:
     def free_resident(self, handle: ResidentHandle) -> None:
         """Release a resident buffer (freeing it twice raises DispatchError)."""
         self._resident.free(handle)
+
+    def params_handle(self, words: bytes | np.ndarray) -> ResidentHandle:
+        """A resident handle holding ``words``, shared by every caller with the same words (see
+        :meth:`vyre.backends.base.Backend.params_handle`)."""
+        key = words if isinstance(words, bytes) else np.ascontiguousarray(words).tobytes()
+        if not key or len(key) % 4:
+            raise DispatchError(f"params_handle: words must be a non-empty multiple of 4 bytes, got {len(key)}",
+                                fix="pack the parameters as 32-bit words")
+        with self._params_lock:
+            h = self._params.get(key)
+            if h is not None:
+                self._params.move_to_end(key)
+                return h
+            h = self._resident.allocate(len(key), "vyre-params")
+            self._resident.upload_many([(h, key)])
+            self._params[key] = h
+            while len(self._params) > PARAMS_HANDLES:
+                self._resident.free(self._params.popitem(last=False)[1])
+            return h
+
+    def flush(self) -> None:
+        """Nothing to wait for: the reference backend runs every dispatch to completion when called."""
 
     def upload_resident(self, handle: ResidentHandle, data: Any, offset: int = 0) -> None:
         """Write ``data``'s bytes at byte ``offset`` (offset and size multiples of 4)."""

@@ -32,7 +32,7 @@ import numpy as np
 from ...errors import DispatchError, LoweringError, NoAdapterError, VyreError
 from ...ir.program import Program
 from ..artifact import CompiledProgram
-from ..base import Capabilities
+from ..base import Backend, Capabilities
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
 from . import caps
@@ -74,7 +74,7 @@ def _default_lower(program):
     return lower(program)
 
 
-class WgpuBackend:
+class WgpuBackend(Backend):
     """A vyre backend on a real WebGPU adapter (any Vulkan/Metal/D3D12 GPU, or lavapipe on a CPU).
 
     Create with :meth:`acquire` (best adapter, or the one ``VYRE_ADAPTER`` names),
