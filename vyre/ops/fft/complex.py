@@ -10,10 +10,13 @@ is in ``_plan``; the tolerance in ``_io``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline
-from ..registry import OpSpec, Witness, register
+from ..registry import OpSpec, Tolerance, Witness, register
 from . import _io
 from ._plan import C2, fft_steps
 
@@ -28,13 +31,13 @@ def build(n: int, batch: int, inverse: bool = False) -> Pipeline:
                     output_shapes={"y": (batch, n, 2)})
 
 
-def reference(x, n: int, batch: int, inverse: bool = False) -> list[np.ndarray]:
+def reference(x: np.ndarray, n: int, batch: int, inverse: bool = False) -> list[np.ndarray]:
     z = _io.as_complex(np.asarray(x).reshape(batch, n, 2))
     return [_io.reference_pairs(np.fft.ifft(z) if inverse else np.fft.fft(z))]
 
 
-def _params_for(op: str):
-    def params_for(x) -> dict:
+def _params_for(op: str) -> Callable[[np.ndarray], dict[str, Any]]:
+    def params_for(x: np.ndarray) -> dict[str, Any]:
         _io.complex_input(op, x)
         n = int(x.shape[-1])
         _io.check_length(op, n)
@@ -42,7 +45,7 @@ def _params_for(op: str):
     return params_for
 
 
-def _witnesses(inverse: bool):
+def _witnesses(inverse: bool) -> Callable[[], list[Witness]]:
     def witnesses() -> list[Witness]:
         r = np.random.default_rng(1502 if inverse else 1501)
         ws = []
@@ -56,11 +59,11 @@ def _witnesses(inverse: bool):
     return witnesses
 
 
-def _from_device(outs: list, arrays: tuple) -> list:
+def _from_device(outs: list[np.ndarray], arrays: tuple[np.ndarray, ...]) -> list[np.ndarray]:
     return [_io.from_pairs(outs[0], arrays[0].shape)]
 
 
-def _tolerance(inverse: bool):
+def _tolerance(inverse: bool) -> Callable[[dict[str, Any]], Tolerance]:
     return lambda params: _io.fft_tolerance(params["n"], inverse)
 
 

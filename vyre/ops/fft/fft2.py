@@ -10,6 +10,8 @@ through ``vyre.ops.fft_fft2``. Tolerance: ``_io``'s bound with log2(rows) + log2
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +38,7 @@ def build(rows: int, cols: int, batch: int, inverse: bool = False) -> Pipeline:
                     output_shapes={"y": (batch, rows, cols, 2)})
 
 
-def reference(x, rows: int, cols: int, batch: int, inverse: bool = False) -> list[np.ndarray]:
+def reference(x: np.ndarray, rows: int, cols: int, batch: int, inverse: bool = False) -> list[np.ndarray]:
     z = _io.as_complex(np.asarray(x).reshape(batch, rows, cols, 2))
     return [_io.reference_pairs(np.fft.ifft2(z) if inverse else np.fft.fft2(z))]
 
@@ -47,12 +49,12 @@ def tolerance(rows: int, cols: int, inverse: bool) -> Tolerance:
     return rel(0.0, atol / terms if inverse else atol)
 
 
-def _tolerance_for(inverse: bool):
+def _tolerance_for(inverse: bool) -> Callable[[dict[str, Any]], Tolerance]:
     return lambda p: tolerance(p["rows"], p["cols"], inverse)
 
 
-def _params_for(op: str):
-    def params_for(x) -> dict:
+def _params_for(op: str) -> Callable[[np.ndarray], dict[str, Any]]:
+    def params_for(x: np.ndarray) -> dict[str, Any]:
         _io.complex_input(op, x, axes=2)
         rows, cols = int(x.shape[-2]), int(x.shape[-1])
         _io.check_length(op, rows)
@@ -61,7 +63,7 @@ def _params_for(op: str):
     return params_for
 
 
-def _witnesses(inverse: bool):
+def _witnesses(inverse: bool) -> Callable[[], list[Witness]]:
     def witnesses() -> list[Witness]:
         r = np.random.default_rng(1506 if inverse else 1505)
         return [Witness(f"{rows}x{cols}_batch{batch}", {"rows": rows, "cols": cols, "batch": batch},

@@ -10,6 +10,8 @@ complex transform of length n (``_plan``) between two element-wise programs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
@@ -45,16 +47,16 @@ def build_irfft(n: int, batch: int) -> Pipeline:
     return Pipeline("fft.irfft", buffers, ("x",), ("y",), tuple(steps), output_shapes={"y": (batch, n)})
 
 
-def reference_rfft(x, n: int, batch: int) -> list[np.ndarray]:
+def reference_rfft(x: np.ndarray, n: int, batch: int) -> list[np.ndarray]:
     return [_io.reference_pairs(np.fft.rfft(np.asarray(x, np.float64).reshape(batch, n)))]
 
 
-def reference_irfft(x, n: int, batch: int) -> list[np.ndarray]:
+def reference_irfft(x: np.ndarray, n: int, batch: int) -> list[np.ndarray]:
     z = _io.as_complex(np.asarray(x).reshape(batch, n // 2 + 1, 2))
     return [np.fft.irfft(z, n).astype(np.float32)]
 
 
-def params_rfft(x) -> dict:
+def params_rfft(x: np.ndarray) -> dict[str, Any]:
     if x.dtype != np.float32:
         raise DispatchError(f"fft.rfft takes real f32 input, got {x.dtype}",
                             fix="pass x.astype(np.float32); complex input goes to fft.fft")
@@ -64,7 +66,7 @@ def params_rfft(x) -> dict:
     return {"n": n, "batch": _io.batch_of(x, 1)}
 
 
-def params_irfft(x, n: int | None = None) -> dict:
+def params_irfft(x: np.ndarray, n: int | None = None) -> dict[str, Any]:
     _io.complex_input("fft.irfft", x)
     bins = int(x.shape[-1])
     n = 2 * (bins - 1) if n is None else int(n)

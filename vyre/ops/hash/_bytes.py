@@ -9,18 +9,20 @@ import numpy as np
 
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import BufRef
 
 
 def words(nbytes: int) -> int:
     return (nbytes + 3) // 4
 
 
-def byte_at(words_buf, pos: Val) -> Val:
+def byte_at(words_buf: BufRef, pos: Val) -> Val:
     """Byte ``pos`` of the packed data."""
     return (words_buf[pos >> 2] >> ((pos & 3) << 3)) & 0xFF
 
 
-def fold(b: ProgramBuilder, words_buf, lo, hi, step: Callable[[Val], None], *, aligned: bool) -> None:
+def fold(b: ProgramBuilder, words_buf: BufRef, lo: Val | int, hi: Val | int, step: Callable[[Val], None], *,
+         aligned: bool) -> None:
     """``step(byte)`` for the bytes lo..hi-1 in order. ``aligned``: lo and hi are multiples
     of 4, so whole words are loaded once and their 4 bytes unrolled."""
     if aligned:

@@ -16,12 +16,16 @@ per workgroup until one is left. The standard CRC is then
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
 from ...ir.types import DataType
+from ...ir.values import BufRef, MutVar
 from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
 from ._bytes import as_bytes, fold, rows_of, sample, words
@@ -55,7 +59,7 @@ def xpow8n(n: int) -> int:
 
 
 # ----------------------------------------------------------------------------- program pieces
-def _table(b: ProgramBuilder):
+def _table(b: ProgramBuilder) -> BufRef:
     """The 256-entry CRC table in workgroup memory (needs a 256-invocation workgroup)."""
     table = b.workgroup_array("table", "u32", 256)
     c = b.var("u32", b.local_index(), "c")
@@ -66,11 +70,11 @@ def _table(b: ProgramBuilder):
     return table
 
 
-def _step(table, crc):
+def _step(table: BufRef, crc: MutVar) -> Callable[[Val], None]:
     return lambda byte: crc.set(table[(crc ^ byte) & 0xFF] ^ (crc >> 8))
 
 
-def _mulmod(b: ProgramBuilder, a, k: int):
+def _mulmod(b: ProgramBuilder, a: Val, k: int) -> MutVar:
     """a * k mod P for a constant k: 32 conditional xors of k * x^i."""
     p = b.var("u32", 0, "p")
     kk = b.var("u32", k, "kk")
@@ -81,7 +85,7 @@ def _mulmod(b: ProgramBuilder, a, k: int):
     return p
 
 
-def _merge(b: ProgramBuilder, acc, span: int) -> None:
+def _merge(b: ProgramBuilder, acc: BufRef, span: int) -> None:
     """Tree-merge the workgroup's 256 raw CRCs (each covering ``span`` bytes) into acc[0]."""
     lid = b.local_index()
     for level in range(LEVELS):
@@ -92,7 +96,7 @@ def _merge(b: ProgramBuilder, acc, span: int) -> None:
         b.barrier()
 
 
-def _chunks_program(nbytes: int, chunk: int, pad: int, out_count: int, final_xor: int | None):
+def _chunks_program(nbytes: int, chunk: int, pad: int, out_count: int, final_xor: int | None) -> Program:
     aligned = nbytes % 4 == 0 and chunk % 4 == 0
     b = ProgramBuilder(f"crc32_chunks_{chunk}", WG)
     data = b.buffer("data", "u32")
@@ -113,7 +117,7 @@ def _chunks_program(nbytes: int, chunk: int, pad: int, out_count: int, final_xor
     return b.build()
 
 
-def _combine_program(count: int, span: int, pad: int, final_xor: int | None):
+def _combine_program(count: int, span: int, pad: int, final_xor: int | None) -> Program:
     b = ProgramBuilder("crc32_combine", WG)
     src = b.buffer("src", "u32", count=count)
     groups = (count + pad) // WG
@@ -129,7 +133,7 @@ def _combine_program(count: int, span: int, pad: int, final_xor: int | None):
     return b.build()
 
 
-def build(nbytes: int, chunk: int = 64):
+def build(nbytes: int, chunk: int = 64) -> Pipeline:
     nbytes, chunk = int(nbytes), int(chunk)
     if chunk < 1:
         raise ValueError("chunk must be >= 1 byte")
@@ -155,7 +159,7 @@ def build(nbytes: int, chunk: int = 64):
                     output_shapes={"hash": ()})
 
 
-def build_rows(rows: int, length: int):
+def build_rows(rows: int, length: int) -> Pipeline:
     rows, length = int(rows), int(length)
     b = ProgramBuilder("crc32_rows", WG, grid_from="hash")  # one invocation per row
     data = b.buffer("data", "u32")
@@ -171,17 +175,17 @@ def build_rows(rows: int, length: int):
 
 
 # ----------------------------------------------------------------------------- reference, witnesses
-def reference(data, *, nbytes, chunk=64):
+def reference(data: np.ndarray, *, nbytes: int, chunk: int = 64) -> list[np.ndarray]:
     # zlib's C implementation: independent of the interpreter and of the kernel's method
     return [np.array(zlib.crc32(np.asarray(data, np.uint8).tobytes()), np.uint32).reshape(())]
 
 
-def reference_rows(data, *, rows, length):
+def reference_rows(data: np.ndarray, *, rows: int, length: int) -> list[np.ndarray]:
     d = np.asarray(data, np.uint8).reshape(rows, length)
     return [np.array([zlib.crc32(r.tobytes()) for r in d], np.uint32)]
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     out = [Witness("empty", {"nbytes": 0}, (np.zeros(0, np.uint8),)),
            Witness("check", {"nbytes": 9}, (np.frombuffer(b"123456789", np.uint8).copy(),))]
     for name, n, chunk, seed in [("size1", 1, 64, 1), ("one-group", 16384, 64, 2), ("unaligned", 100_003, 64, 3),
@@ -190,7 +194,7 @@ def witnesses():
     return out
 
 
-def witnesses_rows():
+def witnesses_rows() -> list[Witness]:
     out = [Witness("check", {"rows": 1, "length": 9}, (np.frombuffer(b"123456789", np.uint8).reshape(1, 9).copy(),))]
     for name, rows, length, seed in [("aligned", 1000, 64, 6), ("unaligned", 513, 37, 7), ("empty-rows", 2, 0, 8),
                                     ("no-rows", 0, 8, 9)]:
@@ -199,7 +203,7 @@ def witnesses_rows():
     return out
 
 
-def _params(data, chunk: int = 64):
+def _params(data: np.ndarray, chunk: int = 64) -> dict[str, Any]:
     return {"nbytes": int(as_bytes("hash.crc32", data).size), "chunk": int(chunk)}
 
 

@@ -8,9 +8,14 @@ hash.fnv1a32.rows gives the parallelism, hashing many equal-length rows at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from ...ir.builder import ProgramBuilder
+from ...backends.schedule import Pipeline
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.values import MutVar
 from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
 from ._bytes import as_bytes, fold, rows_of, sample, words
@@ -20,11 +25,11 @@ PRIME = 0x01000193
 WG_ROWS = 64
 
 
-def _step(h):
+def _step(h: MutVar) -> Callable[[Val], None]:
     return lambda byte: h.set((h ^ byte) * PRIME)
 
 
-def build(nbytes: int):
+def build(nbytes: int) -> Pipeline:
     nbytes = int(nbytes)
     b = ProgramBuilder("hash_fnv1a32", 1)
     data = b.buffer("data", "u32")
@@ -38,7 +43,7 @@ def build(nbytes: int):
     return single(b.build(), grid=(1, 1, 1), input_counts={"data": words(nbytes)}, output_shapes={"hash": ()})
 
 
-def build_rows(rows: int, length: int):
+def build_rows(rows: int, length: int) -> Pipeline:
     rows, length = int(rows), int(length)
     b = ProgramBuilder("hash_fnv1a32_rows", WG_ROWS, grid_from="hash")  # one invocation per row
     data = b.buffer("data", "u32")
@@ -60,26 +65,26 @@ def _fnv(rows: np.ndarray) -> np.ndarray:
     return h
 
 
-def reference(data, *, nbytes):
+def reference(data: np.ndarray, *, nbytes: int) -> list[np.ndarray]:
     return [_fnv(np.asarray(data, np.uint8).reshape(1, nbytes))[0].reshape(())]
 
 
-def reference_rows(data, *, rows, length):
+def reference_rows(data: np.ndarray, *, rows: int, length: int) -> list[np.ndarray]:
     return [_fnv(np.asarray(data, np.uint8).reshape(rows, length))]
 
 
-def _known(text: bytes) -> tuple[dict, tuple]:
+def _known(text: bytes) -> tuple[dict[str, Any], tuple[np.ndarray, ...]]:
     return {"nbytes": len(text)}, (np.frombuffer(text, np.uint8).copy(),)
 
 
-def witnesses():
+def witnesses() -> list[Witness]:
     out = [Witness(name, *_known(t)) for name, t in [("empty", b""), ("a", b"a"), ("check", b"123456789")]]
     for name, n, seed in [("size1", 1, 1), ("words", 1024, 2), ("tail", 4093, 3)]:
         out.append(Witness(name, {"nbytes": n}, (sample(seed, n),)))
     return out
 
 
-def witnesses_rows():
+def witnesses_rows() -> list[Witness]:
     out = []
     for name, rows, length, seed in [("size1", 1, 1, 4), ("aligned", 1000, 16, 5), ("unaligned", 777, 13, 6),
                                      ("empty-rows", 3, 0, 7), ("wide", 300, 64, 8),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder, Val
 
 DTYPES = ("u32", "i32", "f32")
 INDEX_DTYPES = ("u32", "i32")
@@ -12,7 +15,7 @@ _NAMES = {np.dtype(np.uint32): "u32", np.dtype(np.int32): "i32", np.dtype(np.flo
 _NUMPY = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
 
 
-def dtype_name(op: str, what: str, a: np.ndarray, allowed=DTYPES) -> str:
+def dtype_name(op: str, what: str, a: np.ndarray, allowed: Sequence[str] = DTYPES) -> str:
     """The vyre dtype name of array ``a``; DispatchError when it is not one of ``allowed``."""
     name = _NAMES.get(a.dtype)
     if name is None or name not in allowed:
@@ -27,7 +30,7 @@ def check_1d(op: str, what: str, a: np.ndarray) -> None:
                             fix=f"pass {what}.ravel() with at least one element")
 
 
-def index_in_range(b, idx_value, idx_dtype: str, n):
+def index_in_range(b: ProgramBuilder, idx_value: Val, idx_dtype: str, n: Val | int) -> tuple[Val, Val]:
     """(u32 index, bool in range) for an index value of type u32 or i32 against length ``n``."""
     if idx_dtype == "i32":
         u = b.let(idx_value.bitcast("u32"))  # negative indices become >= 2^31 > any length

@@ -7,8 +7,11 @@ loads. Pure data movement: bit-exact (NaN stays NaN, -0.0 keeps its sign).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...ir.builder import ProgramBuilder
 from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
@@ -17,7 +20,7 @@ from ._common import DTYPES, INDEX_DTYPES, check_1d, dtype_name, index_in_range,
 WG = 256
 
 
-def build(n_src: int, n: int, dtype: str, index: str = "u32"):
+def build(n_src: int, n: int, dtype: str, index: str = "u32") -> Pipeline:
     if dtype not in DTYPES or index not in INDEX_DTYPES:
         raise ValueError(f"memory.gather: dtype must be one of {DTYPES} and index one of {INDEX_DTYPES}")
     b = ProgramBuilder(f"memory_gather_{dtype}_{index}", WG)
@@ -34,7 +37,8 @@ def build(n_src: int, n: int, dtype: str, index: str = "u32"):
     return single(b.build(), grid=(-(-n // WG), 1, 1), input_counts={"src": n_src, "idx": n}, counts={"out": n})
 
 
-def reference(src, idx, n_src: int, n: int, dtype: str, index: str = "u32"):
+def reference(src: np.ndarray, idx: np.ndarray, n_src: int, n: int, dtype: str,
+              index: str = "u32") -> list[np.ndarray]:
     i = np.asarray(idx).astype(np.int64)
     ok = (i >= 0) & (i < len(src))
     out = np.zeros(len(i), dtype=src.dtype)
@@ -42,7 +46,7 @@ def reference(src, idx, n_src: int, n: int, dtype: str, index: str = "u32"):
     return [out]
 
 
-def params_for(src, idx) -> dict:
+def params_for(src: np.ndarray, idx: np.ndarray) -> dict[str, Any]:
     check_1d("memory.gather", "src", src)
     check_1d("memory.gather", "idx", idx)
     return {"n_src": int(src.size), "n": int(idx.size), "dtype": dtype_name("memory.gather", "src", src),
@@ -53,7 +57,7 @@ def witnesses() -> list[Witness]:
     r = np.random.default_rng(50)
     out = []
 
-    def add(name, src, idx):
+    def add(name: str, src: np.ndarray, idx: np.ndarray) -> None:
         out.append(Witness(name, params_for(src, idx), (src, idx)))
 
     add("size1_f32", np.array([-0.0], np.float32), np.array([0], np.uint32))

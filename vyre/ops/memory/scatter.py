@@ -12,11 +12,15 @@ One invocation per source element in both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
 from ...ir.types import DataType
 from ..pipeline import single
 from ..registry import EXACT, OpSpec, Witness, register
@@ -30,7 +34,7 @@ def _grid(n: int) -> tuple[int, int, int]:
     return (-(-n // WG), 1, 1)
 
 
-def _check(op: str, dtype: str, index: str, allowed) -> None:
+def _check(op: str, dtype: str, index: str, allowed: Sequence[str]) -> None:
     if dtype not in allowed or index not in INDEX_DTYPES:
         raise ValueError(f"{op}: dtype must be one of {allowed} and index one of {INDEX_DTYPES}")
 
@@ -49,7 +53,7 @@ def build_scatter(n: int, size: int, dtype: str, index: str = "u32") -> Pipeline
     return single(b.build(), grid=_grid(n), input_counts={"src": n, "idx": n}, counts={"out": size})
 
 
-def _zero_program(dtype: str):
+def _zero_program(dtype: str) -> Program:
     b = ProgramBuilder(f"memory_fill_zero_{dtype}", WG)
     out = b.buffer("out", dtype, access="write")
     i = b.global_index()
@@ -58,7 +62,7 @@ def _zero_program(dtype: str):
     return b.build()
 
 
-def _add_program(dtype: str, index: str):
+def _add_program(dtype: str, index: str) -> Program:
     b = ProgramBuilder(f"memory_scatter_add_{dtype}_{index}", WG)
     src = b.buffer("src", dtype)
     idx = b.buffer("idx", index)
@@ -80,26 +84,28 @@ def build_scatter_add(n: int, size: int, dtype: str, index: str = "u32") -> Pipe
     return Pipeline("memory.scatter_add", buffers, ("src", "idx"), ("out",), steps)
 
 
-def _in_range(idx, size: int):
+def _in_range(idx: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     i = np.asarray(idx).astype(np.int64)
     return i, (i >= 0) & (i < size)
 
 
-def reference_scatter(src, idx, n: int, size: int, dtype: str, index: str = "u32"):
+def reference_scatter(src: np.ndarray, idx: np.ndarray, n: int, size: int, dtype: str,
+                      index: str = "u32") -> list[np.ndarray]:
     i, ok = _in_range(idx, size)
     out = np.zeros(size, dtype=src.dtype)
     out[i[ok]] = src[ok]
     return [out]
 
 
-def reference_scatter_add(src, idx, n: int, size: int, dtype: str, index: str = "u32"):
+def reference_scatter_add(src: np.ndarray, idx: np.ndarray, n: int, size: int, dtype: str,
+                          index: str = "u32") -> list[np.ndarray]:
     i, ok = _in_range(idx, size)
     acc = np.zeros(size, dtype=np.uint64)
     np.add.at(acc, i[ok], src[ok].view(np.uint32).astype(np.uint64))
     return [(acc & 0xFFFFFFFF).astype(np.uint32).view(src.dtype)]
 
 
-def _params(op: str, src, idx, size, allowed) -> dict:
+def _params(op: str, src: np.ndarray, idx: np.ndarray, size: int | None, allowed: Sequence[str]) -> dict[str, Any]:
     check_1d(op, "src", src)
     check_1d(op, "idx", idx)
     if idx.size != src.size:
@@ -111,7 +117,7 @@ def _params(op: str, src, idx, size, allowed) -> dict:
             "index": dtype_name(op, "idx", idx, INDEX_DTYPES)}
 
 
-def params_scatter(src, idx, size: int | None = None) -> dict:
+def params_scatter(src: np.ndarray, idx: np.ndarray, size: int | None = None) -> dict[str, Any]:
     params = _params("memory.scatter", src, idx, size, DTYPES)
     i, ok = _in_range(idx, params["size"])
     kept = i[ok]
@@ -121,7 +127,7 @@ def params_scatter(src, idx, size: int | None = None) -> dict:
     return params
 
 
-def params_scatter_add(src, idx, size: int | None = None) -> dict:
+def params_scatter_add(src: np.ndarray, idx: np.ndarray, size: int | None = None) -> dict[str, Any]:
     return _params("memory.scatter_add", src, idx, size, ADD_DTYPES)
 
 
@@ -129,7 +135,7 @@ def witnesses_scatter() -> list[Witness]:
     r = np.random.default_rng(51)
     out = []
 
-    def add(name, src, idx, size=None):
+    def add(name: str, src: np.ndarray, idx: np.ndarray, size: int | None = None) -> None:
         out.append(Witness(name, params_scatter(src, idx, size), (src, idx)))
 
     add("size1", np.array([-0.0], np.float32), np.array([0], np.uint32))
@@ -149,7 +155,7 @@ def witnesses_scatter_add() -> list[Witness]:
     r = np.random.default_rng(52)
     out = []
 
-    def add(name, src, idx, size=None):
+    def add(name: str, src: np.ndarray, idx: np.ndarray, size: int | None = None) -> None:
         out.append(Witness(name, params_scatter_add(src, idx, size), (src, idx)))
 
     add("size1", np.array([0xFFFFFFFF], np.uint32), np.array([0], np.uint32))

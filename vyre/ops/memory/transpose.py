@@ -9,8 +9,11 @@ banks. Pure data movement: bit-exact.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
 from ..pipeline import single
@@ -22,7 +25,7 @@ ROWS_PER_PASS = 8  # workgroup is TILE x ROWS_PER_PASS invocations
 PITCH = TILE + 1  # padding: column reads of the tile hit distinct banks
 
 
-def build(rows: int, cols: int, dtype: str):
+def build(rows: int, cols: int, dtype: str) -> Pipeline:
     if dtype not in DTYPES:
         raise ValueError(f"memory.transpose: dtype must be one of {DTYPES}, got {dtype!r}")
     if rows < 1 or cols < 1:
@@ -47,11 +50,11 @@ def build(rows: int, cols: int, dtype: str):
     return single(b.build(), grid=grid, output_shapes={"out": (cols, rows)})
 
 
-def reference(x, rows: int, cols: int, dtype: str):
+def reference(x: np.ndarray, rows: int, cols: int, dtype: str) -> list[np.ndarray]:
     return [np.ascontiguousarray(np.asarray(x).reshape(rows, cols).T)]
 
 
-def params_for(x) -> dict:
+def params_for(x: np.ndarray) -> dict[str, Any]:
     if x.ndim != 2 or x.size == 0:
         raise DispatchError(f"memory.transpose takes a non-empty 2-D array, got shape {x.shape}",
                             fix="pass x.reshape(rows, cols)")
