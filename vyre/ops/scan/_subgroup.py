@@ -19,6 +19,8 @@ deep. :func:`depth` is the longest chain; scan.*'s f32 tolerance covers it (``pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...backends.schedule import Pipeline
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
@@ -62,9 +64,9 @@ def build_scan(n: int, dtype: str, exclusive: bool) -> Pipeline:
     return _tiles.build_scan(n, dtype, exclusive, tile_sums_program, scan_tile_program)
 
 
-def variant(exclusive: bool, check) -> Variant:
+def variant(exclusive: bool, check: Callable[[int, str], tuple[int, str]]) -> Variant:
     """The variant of scan.exclusive (``exclusive``) or scan.inclusive; ``check(n, dtype)`` validates params."""
-    def build(n, dtype) -> Pipeline:
+    def build(n: int, dtype: str) -> Pipeline:
         n, dtype = check(n, dtype)
         return build_scan(n, dtype, exclusive)
 

@@ -27,6 +27,7 @@ n % 4 == 0 and a flat input array (see ``vyre/ops/reduce/_blocks.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder, Val
@@ -39,11 +40,14 @@ TILE = WG * ITEMS
 LOG_WG = 8
 
 
-def _pad(i):
+_I = TypeVar("_I", int, Val)
+
+
+def _pad(i: _I) -> _I:
     return i + (i >> 5)
 
 
-def _zero(dtype: str):
+def _zero(dtype: str) -> float | int:
     return 0.0 if dtype == "f32" else 0
 
 

@@ -22,10 +22,14 @@ lanes up), and the tolerance takes the larger of the two kernels' h.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
+from ...backends.schedule import Pipeline
 from ...errors import DispatchError
-from ..registry import EXACT, OpSpec, Witness, register, rel
+from ..registry import EXACT, OpSpec, Tolerance, Witness, register, rel
 from . import _subgroup, _tiles
 
 DTYPES = ("u32", "i32", "f32")
@@ -34,7 +38,7 @@ EPS = float(np.finfo(np.float32).eps)
 ABS_MAX = 1.0  # |x| bound of the mixed-sign f32 witness data (the tolerance's max|x|)
 
 
-def _check(n, dtype) -> tuple[int, str]:
+def _check(n: int, dtype: str) -> tuple[int, str]:
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -43,16 +47,16 @@ def _check(n, dtype) -> tuple[int, str]:
     return n, dtype
 
 
-def _build(exclusive: bool):
-    def build(n, dtype):
+def _build(exclusive: bool) -> Callable[..., Pipeline]:
+    def build(n: int, dtype: str) -> Pipeline:
         n, dtype = _check(n, dtype)
         return _tiles.build_scan(n, dtype, exclusive)
 
     return build
 
 
-def _reference(exclusive: bool):
-    def reference(x, n, dtype):
+def _reference(exclusive: bool) -> Callable[..., list[np.ndarray]]:
+    def reference(x: np.ndarray, n: int, dtype: str) -> list[np.ndarray]:
         n, dtype = _check(n, dtype)
         x = np.asarray(x).reshape(n)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -67,7 +71,7 @@ def _reference(exclusive: bool):
     return reference
 
 
-def tolerance_for(params: dict):
+def tolerance_for(params: dict[str, Any]) -> Tolerance:
     n, dtype = _check(params["n"], params["dtype"])
     if dtype != "f32":
         return EXACT
@@ -75,7 +79,7 @@ def tolerance_for(params: dict):
     return rel((h + 2) * EPS, (h + 1) * EPS * n * ABS_MAX)
 
 
-def _data(dtype: str, n: int, rng) -> np.ndarray:
+def _data(dtype: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if dtype == "f32":
         return rng.uniform(-ABS_MAX, ABS_MAX, n).astype(np.float32)
     if dtype == "u32":
@@ -90,8 +94,8 @@ SIZES = [("one", 1), ("n1000", 1000), ("one_tile", _tiles.TILE), ("tile_plus_1",
 THREE_LEVELS = _tiles.TILE**2 + 3 * _tiles.TILE + 7
 
 
-def _witnesses(exclusive: bool):
-    def witnesses():
+def _witnesses(exclusive: bool) -> Callable[[], list[Witness]]:
+    def witnesses() -> list[Witness]:
         rng = np.random.default_rng(21 if exclusive else 20)
         ws = []
         for dtype in DTYPES:
@@ -104,7 +108,7 @@ def _witnesses(exclusive: bool):
         inf_late[2500] = np.inf
         nan_late = _data("f32", 3000, rng)
         nan_late[[1200, 1300]] = [np.inf, -np.inf]
-        for name, x in [
+        specials: list[tuple[str, np.ndarray]] = [
             ("u32_wrap_near_2^32", np.full(5000, 0xFFFFFFF0, np.uint32) - np.arange(5000, dtype=np.uint32)),
             ("i32_extremes", np.tile(np.array([2**31 - 1, 5, -(2**31), -7, 2**31 - 1, 2**31 - 1], np.int32), 400)),
             ("f32_inf_in_second_tile", inf_late),
@@ -113,15 +117,16 @@ def _witnesses(exclusive: bool):
             # k/256, |k| <= 64: every prefix of these is exact in f32 whatever the order
             ("f32_exact_values", (rng.integers(-64, 65, 70001) / 256).astype(np.float32)),
             ("f32_same_sign_big", rng.uniform(1e30, 3e30, 4000).astype(np.float32)),
-        ]:
+        ]
+        for name, x in specials:
             ws.append(Witness(name, {"n": x.size, "dtype": name[:3]}, (x,)))
         return ws
 
     return witnesses
 
 
-def _params_for(op_id: str):
-    def params_for(x):
+def _params_for(op_id: str) -> Callable[..., dict[str, Any]]:
+    def params_for(x: np.ndarray) -> dict[str, Any]:
         names = {np.dtype(v): k for k, v in NUMPY.items()}
         if x.dtype not in names:
             raise DispatchError(f"{op_id} takes u32, i32 or f32 arrays, got {x.dtype}",

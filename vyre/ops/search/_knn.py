@@ -39,6 +39,7 @@ from functools import cache
 
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
+from ...ir.values import BufRef
 
 TQ = 64  # queries per workgroup (and invocations: one top-k list each)
 TN = 64  # database vectors per tile
@@ -66,7 +67,7 @@ def slices_for(n: int, q: int, slices: int | None = None) -> int:
     return max(1, min(int(slices), tiles))
 
 
-def _better(b: ProgramBuilder, key, idx, key2, idx2):
+def _better(b: ProgramBuilder, key: Val, idx: Val, key2: Val, idx2: Val) -> Val:
     """(key, idx) ranks before (key2, idx2): a larger key, or an equal key with a lower index."""
     return (key > key2) | ((key == key2) & (idx < idx2))
 
@@ -74,15 +75,15 @@ def _better(b: ProgramBuilder, key, idx, key2, idx2):
 class _TopK:
     """A sorted list of the best k (key, index) pairs in unrolled variables."""
 
-    def __init__(self, b: ProgramBuilder, k: int):
+    def __init__(self, b: ProgramBuilder, k: int) -> None:
         self.b = b
         self.keys = [b.var("f32", b.lit(NEG_INF), name=f"bk{j}") for j in range(k)]
         self.ids = [b.var("u32", b.lit(NO_INDEX, "u32"), name=f"bi{j}") for j in range(k)]
 
-    def beats_last(self, key, idx):
+    def beats_last(self, key: Val, idx: Val) -> Val:
         return _better(self.b, key, idx, self.keys[-1], self.ids[-1])
 
-    def insert(self, key, idx) -> None:
+    def insert(self, key: Val, idx: Val) -> None:
         """Insert a pair known to beat the last entry (from the bottom up, reading old values)."""
         b, k = self.b, len(self.keys)
         above = None  # better(pair, old entry j) for the entry processed last
@@ -98,7 +99,7 @@ class _TopK:
                 self.ids[0].set(b.select(here, idx, self.ids[0]))
 
 
-def _row_buffer(b: ProgramBuilder, name: str, d: int):
+def _row_buffer(b: ProgramBuilder, name: str, d: int) -> BufRef:
     return b.buffer(name, F32X4 if vec4_rows(d) else "f32")
 
 
@@ -159,7 +160,7 @@ def partial_program(d: int, k: int, metric: str, bounded: bool = False) -> Progr
     n_kt = -(-d // TK)
     guard_k = d % TK != 0
 
-    def load4(buf, row, rows, k0):
+    def load4(buf: BufRef, row: Val, rows: Val | int, k0: Val) -> Val:
         """Rows ``row`` of a row-major operand, dimensions 4*(k0/4 + ki) .. +3, as one vec4 (0 outside)."""
         if vec:
             k4 = b.let((k0 >> 2) + ki)
@@ -174,12 +175,12 @@ def partial_program(d: int, k: int, metric: str, bounded: bool = False) -> Progr
 
     regs = {"a": [b.var(F32X4, name=f"pa{r}") for r in range(4)], "b": [b.var(F32X4, name=f"pb{r}") for r in range(4)]}
 
-    def fetch(k0, col0):
+    def fetch(k0: Val, col0: Val) -> None:
         for r in range(4):
             regs["a"][r].set(load4(qb, b.let(qrow0 + m4 * 4 + r), nq, k0))
             regs["b"][r].set(load4(xb, b.let(col0 + m4 * 4 + r), n, k0))
 
-    def stash(stage):  # k-slice i of each 4x4 block: component i of the four row vectors
+    def stash(stage: Val) -> None:  # k-slice i of each 4x4 block: component i of the four row vectors
         for op, base in (("a", 0), ("b", 2 * STAGE)):
             for i in range(4):
                 kk = b.let(ki * 4 + i)
@@ -188,7 +189,7 @@ def partial_program(d: int, k: int, metric: str, bounded: bool = False) -> Progr
 
     acc = [[b.var(F32X4, name=f"acc{r}_{h}") for h in range(2)] for r in range(8)]
 
-    def multiply(stage):
+    def multiply(stage: Val) -> None:
         sa, sb = b.let(stage * STAGE, "sa"), b.let(stage * STAGE + 2 * STAGE, "sb")
         for kk in range(TK):
             av = [b.let(sm[sa + kk * 16 + ((ty + g * 8) ^ kk)]) for g in range(2)]

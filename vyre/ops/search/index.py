@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ...backends.base import Backend
 from ...backends.config import DispatchConfig
 from ...backends.host import storage_nbytes
 from ...errors import DispatchError
@@ -52,7 +53,7 @@ def _copy_program() -> Program:
 class FlatIndex:
     """A flat index of ``dim``-dimensional f32 vectors on ``backend`` (module doc)."""
 
-    def __init__(self, backend: Any, dim: int, metric: str = "ip"):
+    def __init__(self, backend: Backend, dim: int, metric: str = "ip") -> None:
         self.dim = check_dim("FlatIndex", dim)
         self.metric = check_metric("FlatIndex", metric)
         caps = backend.capabilities()

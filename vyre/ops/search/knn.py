@@ -23,6 +23,8 @@ max|x|)^2``) and ``indices`` may swap neighbours whose distances differ by less 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
@@ -46,7 +48,7 @@ def build(n: int, d: int, q: int, k: int, metric: str, slices: int | None = None
                     output_shapes={"distances": (q, k), "indices": (q, k)})
 
 
-def brute_force(queries, database, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
+def brute_force(queries: np.ndarray, database: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """numpy brute force in float64: (distances f32, indices u32), ties by the lower index."""
     qs, xs = np.asarray(queries, np.float64), np.asarray(database, np.float64)
     ip = qs @ xs.T
@@ -59,12 +61,14 @@ def brute_force(queries, database, k: int, metric: str) -> tuple[np.ndarray, np.
     return (best if metric == "ip" else -best).astype(np.float32), order.astype(np.uint32)
 
 
-def reference(queries, database, n: int, d: int, q: int, k: int, metric: str, slices: int | None = None):
+def reference(queries: np.ndarray, database: np.ndarray, n: int, d: int, q: int, k: int, metric: str,
+              slices: int | None = None) -> list[np.ndarray]:
     dist, ids = brute_force(np.asarray(queries).reshape(q, d), np.asarray(database).reshape(n, d), k, metric)
     return [dist, ids]
 
 
-def params_for(queries, database, k: int | None = None, metric: str = "ip", slices: int | None = None) -> dict:
+def params_for(queries: np.ndarray, database: np.ndarray, k: int | None = None, metric: str = "ip",
+               slices: int | None = None) -> dict[str, Any]:
     if k is None:
         raise DispatchError("search.knn needs k", fix="call search_knn(backend, queries, database, k=...)")
     metric = check_metric("search.knn", metric)
@@ -82,7 +86,7 @@ def params_for(queries, database, k: int | None = None, metric: str = "ip", slic
 def witnesses() -> list[Witness]:
     r = np.random.default_rng(1515)
 
-    def ints(rows, d, lo=-3, hi=4):
+    def ints(rows: int, d: int, lo: int = -3, hi: int = 4) -> np.ndarray:
         return r.integers(lo, hi, (rows, d)).astype(np.float32)
 
     dup = ints(50, 8)
