@@ -19,6 +19,7 @@ from ..backends.handles import ResidentHandle
 from ..errors import DeviceMismatchError, DispatchError
 from ..ir.program import Program
 from ..ir.types import Access, DataType
+from ..ir.words import pack_scalars
 from .build import ParamSpec, Spec
 from .resident import ResidentArray, is_resident_array, write_handle
 from .types import ArrayType, DType
@@ -162,7 +163,8 @@ def _check_array(name: str, pname: str, kind: ArrayType, v: np.ndarray | Residen
 
 
 def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
-    """One u32 word of the params uniform (floats by their f32 bits, i32 by its two's complement)."""
+    """One u32 word of the params uniform (:func:`vyre.ir.words.pack_scalars`: floats by their f32 bits, i32
+    by its two's complement), after checking the value against the parameter's type."""
     d = kind.dtype
     is_bool = isinstance(v, (bool, np.bool_))
     is_int = isinstance(v, (int, np.integer)) and not is_bool
@@ -171,16 +173,20 @@ def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
     if d is DataType.BOOL:
         if not is_bool:
             raise DispatchError(f"kernel {name}: {pname!r} is bool_, got {v!r:.40}", fix=fix)
-        return int(bool(v))
+        return _word("b", bool(v))
     if d.is_int:
         lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
         if not is_int or not lo <= int(v) <= hi:
             raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}",
                                 fix=f"pass an int in [{lo}, {hi}]")
-        return int(v) & 0xFFFFFFFF
+        return _word("u" if d is DataType.U32 else "i", int(v))
     if not (is_int or is_float):
         raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}", fix=fix)
-    return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
+    return _word("f", np.float32(v))  # numpy's rounding: past float32's range is inf, as in the shader
+
+
+def _word(kind: str, value: object) -> int:
+    return int.from_bytes(pack_scalars(kind, (value,)), "little")
 
 
 def run(name: str, program: Program, bound: Bound, dims: tuple[int, ...], backend: Backend,
