@@ -25,7 +25,7 @@ def default_backend() -> Any:
     if choice not in ("", "gpu", "reference"):
         raise DispatchError(f"VYRE_BACKEND={choice!r} names no backend", fix="set VYRE_BACKEND to gpu or reference")
     if choice != "reference":
-        from .wgpu import WgpuBackend
+        from .wgpu import WgpuBackend  # why: the GPU backend's modules load when first asked for
         try:
             return WgpuBackend.shared()
         except NoAdapterError:
@@ -34,7 +34,7 @@ def default_backend() -> Any:
             with _lock:
                 if _fallback is None:
                     _log.warning("vyre: no GPU adapter found; running on the reference backend (numpy, slow)")
-    from .reference import ReferenceBackend
+    from .reference import ReferenceBackend  # why: the reference backend loads only when it is the one used
     with _lock:
         if _fallback is None:
             _fallback = ReferenceBackend()

@@ -10,7 +10,7 @@ compaction is off (a model run is for checking, not speed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,11 +18,13 @@ from ..errors import UnsupportedFeatureError
 from ..ir.nodes import (
     Atomic,
     AtomicOp,
+    Binary,
     BinOp,
     Bitcast,
     BufLen,
     Builtin,
     Cast,
+    Expr,
     Extract,
     Fma,
     For,
@@ -37,6 +39,7 @@ from ..ir.nodes import (
     UnOp,
     VarDecl,
     VecNew,
+    While,
 )
 from ..ir.program import Program
 from . import float_model_rules as fm
@@ -46,14 +49,14 @@ from .interpreter import Chunk
 from .interpreter_exprs import vec_new
 from .memory import Memory
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # why: annotation only; reference.py imports the interpreter
     from .reference import ReferenceBackend
 
 
 class ShadowMemory:
     """Bounds (``err``) and unspecified flags (``unk``) per slot of a :class:`Memory`'s view."""
 
-    def __init__(self, mem: Memory, from_data: bool):
+    def __init__(self, mem: Memory, from_data: bool) -> None:
         self.mem = mem
         if from_data and mem.dtype.is_float:
             s = exact(np.asarray(mem.view))
@@ -98,7 +101,7 @@ class ModelChunk(Chunk):
 
     def __init__(self, backend: ReferenceBackend, program: Program, buffers: dict[str, Memory],
                  shadows: dict[str, ShadowMemory], state: ModelState, grid: tuple[int, int, int],
-                 wg_start: int, n_wg: int):
+                 wg_start: int, n_wg: int) -> None:
         super().__init__(backend, program, buffers, grid, wg_start, n_wg)
         self.compact_min = np.iinfo(np.int64).max
         self.state = state
@@ -107,15 +110,18 @@ class ModelChunk(Chunk):
             self.shadows[w.name] = ShadowMemory(self.mem[w.name], from_data=False)
 
     # ---- values -------------------------------------------------------------------------
-    def sv(self, node) -> Shadowed:
+    # The visitor's values here are Shadowed where the base class's are plain arrays: the expression
+    # handlers and merge override the base's with Shadowed types (type: ignore[override]), and sv() is the
+    # one place a visit's result is taken as a Shadowed.
+    def sv(self, node: Expr) -> Shadowed:
         """The model value of an expression (the base class types values as plain arrays)."""
-        return self.visit(node)  # type: ignore[return-value]
+        return cast(Shadowed, self.visit(node))
 
-    def sv_in(self, expr, mask: np.ndarray) -> Shadowed:
+    def sv_in(self, expr: Expr, mask: np.ndarray) -> Shadowed:
         self.mask = mask
         return self.sv(expr)
 
-    def merge(self, mask, new, old):
+    def merge(self, mask: np.ndarray, new: Shadowed, old: Shadowed) -> Shadowed:  # type: ignore[override]
         if mask is self.all:
             return new
         m = mask[:, None] if new.v.ndim == 2 or old.v.ndim == 2 else mask
@@ -127,16 +133,16 @@ class ModelChunk(Chunk):
             self.state.poisoned = True
         return cond.v
 
-    def visit_Lit(self, e: Lit):
+    def visit_Lit(self, e: Lit) -> Shadowed:  # type: ignore[override]
         return exact(super().visit_Lit(e))
 
-    def visit_BufLen(self, e: BufLen):
+    def visit_BufLen(self, e: BufLen) -> Shadowed:  # type: ignore[override]
         return exact(super().visit_BufLen(e))
 
-    def visit_Builtin(self, e: Builtin):
+    def visit_Builtin(self, e: Builtin) -> Shadowed:  # type: ignore[override]
         return exact(super().visit_Builtin(e))
 
-    def visit_Load(self, e: Load):
+    def visit_Load(self, e: Load) -> Shadowed:  # type: ignore[override]
         index = self.sv(e.index)
         mem, sh = self.mem[e.buffer], self.shadows[e.buffer]
         v = mem.load(index.v)
@@ -149,7 +155,7 @@ class ModelChunk(Chunk):
             bad = bad[:, None]
         return Shadowed(v, np.where(bad, 0.0, err), unk | bad)
 
-    def visit_Unary(self, e: Unary):
+    def visit_Unary(self, e: Unary) -> Shadowed:  # type: ignore[override]
         a = self.sv(e.arg)
         r = self.unary(e.op, a.v)
         if not a.is_float:
@@ -162,7 +168,7 @@ class ModelChunk(Chunk):
             return fm.stepwise(_STEPS[op], a, r)
         return fm.neg_abs(a, r)  # NEG, ABS
 
-    def visit_Binary(self, e):
+    def visit_Binary(self, e: Binary) -> Shadowed:  # type: ignore[override]
         a, b = _align(self.sv(e.lhs), self.sv(e.rhs))
         op = e.op
         r = self.binary(op, a.v, b.v)
@@ -184,12 +190,12 @@ class ModelChunk(Chunk):
             return fm.pow_(a, b, r)
         return fm.lipschitz(a, b, r)  # MIN, MAX
 
-    def visit_Select(self, e: Select):
+    def visit_Select(self, e: Select) -> Shadowed:  # type: ignore[override]
         c, t, f = self.sv(e.cond), self.sv(e.if_true), self.sv(e.if_false)
         cond = c.v[:, None] if t.v.ndim == 2 else c.v
         return fm.select(c, t, f, np.where(cond, t.v, f.v))
 
-    def visit_Cast(self, e: Cast):
+    def visit_Cast(self, e: Cast) -> Shadowed:  # type: ignore[override]
         a = self.sv(e.arg)
         r = sem.cast(a.v, e.dtype)
         if r is a.v:
@@ -202,27 +208,27 @@ class ModelChunk(Chunk):
             return fm.to_int(a, r)
         return Shadowed(r, 0.0, a.u)
 
-    def visit_Bitcast(self, e: Bitcast):
+    def visit_Bitcast(self, e: Bitcast) -> Shadowed:  # type: ignore[override]
         a = self.sv(e.arg)
         r = sem.bitcast(a.v, e.dtype)
         same = a.v.ndim == r.ndim and (r.ndim == 1 or a.v.shape[1] == r.shape[1])
         return fm.bitcast(a, r, same)
 
-    def visit_Fma(self, e: Fma):
+    def visit_Fma(self, e: Fma) -> Shadowed:  # type: ignore[override]
         a, b, c = (self.sv(x) for x in (e.a, e.b, e.c))
         return fm.fma(a, b, c, sem.fma(a.v, b.v, c.v))
 
-    def visit_VecNew(self, e: VecNew):
+    def visit_VecNew(self, e: VecNew) -> Shadowed:  # type: ignore[override]
         args = [self.sv(a) for a in e.args]
         n = e.dtype.lanes
         return Shadowed(vec_new([a.v for a in args], n), vec_new([a.e for a in args], n),
                         vec_new([a.u for a in args], n))
 
-    def visit_Extract(self, e: Extract):
+    def visit_Extract(self, e: Extract) -> Shadowed:  # type: ignore[override]
         a = self.sv(e.arg)
         return Shadowed(a.v[:, e.lane], a.e[:, e.lane], a.u[:, e.lane])
 
-    def visit_Subgroup(self, e: Subgroup):
+    def visit_Subgroup(self, e: Subgroup) -> Shadowed:  # type: ignore[override]
         a = self.sv(e.value)
         lane = None if e.lane is None else self.sv(e.lane)
         if a.is_float:  # no error model for cross-lane float arithmetic yet: refuse rather than misjudge a GPU
@@ -237,7 +243,7 @@ class ModelChunk(Chunk):
             u = u | _lanes_mask(lane.u, self.L)
         return Shadowed(r, 0.0, u[:, None] if r.ndim == 2 else u)
 
-    def visit_Atomic(self, e: Atomic):
+    def visit_Atomic(self, e: Atomic) -> Shadowed:  # type: ignore[override]
         index = self.sv(e.index)
         expected = None if e.expected is None else self.sv(e.expected)
         value = None if e.value is None else self.sv(e.value)
@@ -323,17 +329,19 @@ class ModelChunk(Chunk):
         finally:
             self.scopes.pop()
 
-    def loop_cond(self, s, is_for: bool, active: np.ndarray) -> np.ndarray:
+    def loop_cond(self, s: For | While, is_for: bool, active: np.ndarray) -> np.ndarray:
         if is_for:
-            v = self.scopes[-1][s.var]
+            assert isinstance(s, For)
+            v = cast(Shadowed, self.scopes[-1][s.var])
             end = self.sv_in(s.end, active)
             cmp = BinOp.GT if s.step < 0 else BinOp.LT
-            cond = Shadowed(self.binary(cmp, v.v, end.v), 0.0, v.u | end.u)  # type: ignore[attr-defined]
+            cond = Shadowed(self.binary(cmp, v.v, end.v), 0.0, v.u | end.u)
         else:
+            assert isinstance(s, While)
             cond = self.sv_in(s.cond, active)
         return self._decide(cond, active)
 
-    def loop_step(self, s, step, active: np.ndarray) -> None:
+    def loop_step(self, s: For, step: Shadowed, active: np.ndarray) -> None:
         scope: dict[str, Any] = self.scopes[-1]  # holds Shadowed values here
         var = scope[s.var]
         nxt = Shadowed(self.arith(BinOp.ADD, var.v, step.v), 0.0, var.u)

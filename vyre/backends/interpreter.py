@@ -25,8 +25,9 @@ invocations ("lanes") at once:
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from ..ir.nodes import (
     If,
     Let,
     Return,
+    Stmt,
     Store,
     VarDecl,
     While,
@@ -53,7 +55,7 @@ from .host import storage_dtype
 from .interpreter_exprs import ExprEval
 from .memory import Memory
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # why: annotation only; reference.py imports this module
     from .reference import ReferenceBackend
 
 COMPACT_MIN_LANES = 2048  # loops over at least this many lanes ...
@@ -70,7 +72,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
     """Executes the program for ``n_wg`` consecutive workgroups starting at ``wg_start``."""
 
     def __init__(self, backend: ReferenceBackend, program: Program, buffers: dict[str, Memory],
-                 grid: tuple[int, int, int], wg_start: int, n_wg: int):
+                 grid: tuple[int, int, int], wg_start: int, n_wg: int) -> None:
         self.program = program
         self.grid = grid
         self.wg_start = wg_start
@@ -93,7 +95,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         self.mask = self.all  # active lanes while evaluating expressions (atomics use it)
         self.scopes: list[dict[str, np.ndarray]] = [{}]
         self.loops: list[_Loop] = []
-        self._builtins: dict[tuple, np.ndarray] = {}
+        self._builtins: dict[tuple[Any, ...], np.ndarray] = {}
 
     def run(self) -> None:
         self.block(self.program.body, self.all)
@@ -110,7 +112,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         """Keep the identity of ``old`` when ``new`` holds the same lanes (fast paths use ``is``)."""
         return old if np.array_equal(new, old) else new
 
-    def check_iterations(self, trips: int, node) -> None:
+    def check_iterations(self, trips: int, node: For | While) -> None:
         if trips > self.max_iter:
             raise DispatchError(
                 f"a {node.kind} loop in program {self.program.name!r} ran more than {self.max_iter} iterations: "
@@ -119,7 +121,7 @@ class Chunk(ExprEval, covers=STMT_TYPES):
             )
 
     # ---- statements: each returns the mask of lanes that fall through ----
-    def block(self, stmts, mask: np.ndarray) -> np.ndarray:
+    def block(self, stmts: Sequence[Stmt], mask: np.ndarray) -> np.ndarray:
         self.scopes.append({})
         try:
             for s in stmts:
@@ -207,7 +209,9 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         finally:
             self.scopes.pop()
 
-    def _loop(self, s, mask, step):
+    # ``step`` (the for loop's step as a value: an array here, a Shadowed in the model chunk) is None for a
+    # while loop; it tells the two apart
+    def _loop(self, s: For | While, mask: np.ndarray, step: Any) -> np.ndarray:
         """While loop, or for loop when ``step`` is given (its variable is in the top scope)."""
         loop = _Loop(brk=self.none, cont=self.none)
         self.loops.append(loop)
@@ -217,17 +221,20 @@ class Chunk(ExprEval, covers=STMT_TYPES):
             self.loops.pop()
         return self._same(done | loop.brk, mask)
 
-    def _trips(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
+    def _trips(self, s: For | While, step: Any, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
         """Run the trips of a loop from the condition check on; return the lanes whose condition failed."""
         is_for = step is not None
-        done = self.none
+        done: np.ndarray = self.none
+        out: np.ndarray
         while True:
             if self.L >= self.compact_min and np.count_nonzero(active) * COMPACT_RATIO <= self.L:
-                return done | self._compacted(s, step, loop, active, trips)
+                out = done | self._compacted(s, step, loop, active, trips)
+                return out
             cond = self.loop_cond(s, is_for, active)
             if cond.shape[0] == 1:  # uniform condition
                 if not cond[0]:
-                    return done | active
+                    out = done | active
+                    return out
             else:
                 failed = active & ~cond
                 if failed.any():
@@ -247,23 +254,27 @@ class Chunk(ExprEval, covers=STMT_TYPES):
             if not active.any():
                 return done
             if is_for:
+                assert isinstance(s, For)
                 self.loop_step(s, step, active)
 
-    def loop_cond(self, s, is_for: bool, active: np.ndarray) -> np.ndarray:
+    def loop_cond(self, s: For | While, is_for: bool, active: np.ndarray) -> np.ndarray:
         """The lane mask of a loop's condition (a for loop's counter against its end)."""
         if is_for:
+            assert isinstance(s, For)
             v = self.scopes[-1][s.var]
             end = self.eval_in(s.end, active)
-            return (v > end) if s.step < 0 else (v < end)
+            cmp: np.ndarray = (v > end) if s.step < 0 else (v < end)
+            return cmp
+        assert isinstance(s, While)
         return self.eval_in(s.cond, active)
 
-    def loop_step(self, s, step, active: np.ndarray) -> None:
+    def loop_step(self, s: For, step: Any, active: np.ndarray) -> None:
         """Advance a for loop's counter on the active lanes (it lives in the innermost scope)."""
         scope = self.scopes[-1]
         scope[s.var] = self.merge(active, self.arith(BinOp.ADD, scope[s.var], step), scope[s.var])
 
     # ---- lane compaction: divergent loops continue on the few lanes still running ----
-    def _compacted(self, s, step, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
+    def _compacted(self, s: For | While, step: Any, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
         idx = np.flatnonzero(active)
         sub = self._subset(idx)
         origin = [dict(scope) for scope in sub.scopes]
@@ -289,7 +300,9 @@ class Chunk(ExprEval, covers=STMT_TYPES):
 
     def _subset(self, idx: np.ndarray) -> Chunk:
         """An executor for the lanes ``idx`` of this one: same memory, gathered variables."""
-        take = lambda v: v if v.shape[0] == 1 else v[idx]  # noqa: E731
+        def take(v: np.ndarray) -> np.ndarray:
+            return v if v.shape[0] == 1 else v[idx]
+
         sub = object.__new__(Chunk)
         sub.__dict__.update(self.__dict__)
         sub.L = idx.size

@@ -4,6 +4,7 @@ execution model there) with the value semantics of :mod:`vyre.backends.semantics
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
     sg_size: int  # the simulated subgroup size (see vyre.backends.interpreter_subgroup)
 
     def lookup_scope(self, name: str) -> dict[str, np.ndarray]:
+        scope: dict[str, np.ndarray]
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope
@@ -85,7 +87,8 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         if name is BuiltinName.LOCAL_INDEX:
             return loc.astype(np.uint32)
         if name is BuiltinName.GLOBAL_INDEX:
-            return (w * self.inv + loc).astype(np.uint32)  # wraps like u32 arithmetic on the GPU
+            index: np.ndarray = (w * self.inv + loc).astype(np.uint32)  # wraps like u32 arithmetic on the GPU
+            return index
         if name is BuiltinName.SUBGROUP_INVOCATION_ID:
             return (loc % self.sg_size).astype(np.uint32)
         if name is BuiltinName.SUBGROUP_SIZE:
@@ -113,14 +116,18 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         fn = _UNARY.get(op)
         if fn is not None:
             return fn(x)
+        out: np.ndarray
         if op is UnOp.NEG:
-            return sem.float_op(np.negative, x) if x.dtype.kind == "f" else np.negative(x)
+            out = sem.float_op(np.negative, x) if x.dtype.kind == "f" else np.negative(x)
+            return out
         if op is UnOp.NOT:
-            return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+            out = np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+            return out
         if op is UnOp.ABS:
             if x.dtype == np.uint32:
                 return x
-            return np.abs(x)  # i32::MIN stays i32::MIN
+            out = np.abs(x)  # i32::MIN stays i32::MIN
+            return out
         raise DispatchError(f"unknown unary operator {op}")  # pragma: no cover
 
     def visit_Binary(self, e: Binary) -> np.ndarray:
@@ -131,21 +138,24 @@ class ExprEval(Visitor[np.ndarray], covers=EXPR_TYPES):
         cmp = _COMPARE.get(op)
         if cmp is not None:
             return cmp(a, b)
+        out: np.ndarray
         if op is BinOp.AND:
-            return np.logical_and(a, b)
-        if op is BinOp.OR:
-            return np.logical_or(a, b)
-        if op is BinOp.SHL:
-            return sem.shl(a, b)
-        if op is BinOp.SHR:
-            return sem.shr(a, b)
-        if op is BinOp.BIT_AND:
-            return a & b
-        if op is BinOp.BIT_OR:
-            return a | b
-        if op is BinOp.BIT_XOR:
-            return a ^ b
-        return self.arith(op, a, b)
+            out = np.logical_and(a, b)
+        elif op is BinOp.OR:
+            out = np.logical_or(a, b)
+        elif op is BinOp.SHL:
+            out = sem.shl(a, b)
+        elif op is BinOp.SHR:
+            out = sem.shr(a, b)
+        elif op is BinOp.BIT_AND:
+            out = a & b
+        elif op is BinOp.BIT_OR:
+            out = a | b
+        elif op is BinOp.BIT_XOR:
+            out = a ^ b
+        else:
+            out = self.arith(op, a, b)
+        return out
 
     def arith(self, op: BinOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.ndim != b.ndim:  # scalar with vector: broadcast the scalar over the components
@@ -212,7 +222,10 @@ def vec_new(args: list[np.ndarray], n: int) -> np.ndarray:
     return np.stack(np.broadcast_arrays(*args), axis=1)
 
 
-_UNARY = {
+_UnaryFn = Callable[[np.ndarray], np.ndarray]
+_BinaryFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+_UNARY: dict[UnOp, _UnaryFn] = {
     UnOp.SQRT: lambda x: sem.float_op(np.sqrt, x),
     UnOp.INVERSE_SQRT: sem.inverse_sqrt,
     UnOp.EXP: lambda x: sem.float_op(np.exp, x),
@@ -235,17 +248,17 @@ _UNARY = {
     UnOp.COUNT_TRAILING_ZEROS: sem.count_trailing_zeros,
 }
 
-_COMPARE = {
+_COMPARE: dict[BinOp, _BinaryFn] = {
     BinOp.EQ: np.equal, BinOp.NE: np.not_equal, BinOp.LT: np.less, BinOp.LE: np.less_equal,
     BinOp.GT: np.greater, BinOp.GE: np.greater_equal,
 }
 
-_FLOAT_ARITH = {
+_FLOAT_ARITH: dict[BinOp, _BinaryFn] = {
     BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.DIV: np.divide,
     BinOp.MIN: np.minimum, BinOp.MAX: np.maximum, BinOp.POW: np.power,
 }
 
-_INT_ARITH = {
+_INT_ARITH: dict[BinOp, _BinaryFn] = {
     BinOp.ADD: np.add, BinOp.SUB: np.subtract, BinOp.MUL: np.multiply, BinOp.MIN: np.minimum,
     BinOp.MAX: np.maximum,
 }

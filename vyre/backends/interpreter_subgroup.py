@@ -92,17 +92,22 @@ def subgroup_op(op: SubgroupOp, value: np.ndarray, lane: np.ndarray | None, mask
         on = v[mask]
         g, p = act_g[on], act_p[on]
         np.bitwise_or.at(words, (g, p // 32), (np.uint32(1) << (p % 32).astype(np.uint32)))
-        return words[group]
+        ballot: np.ndarray = words[group]
+        return ballot
     dense = np.full((n_groups, size) + v.shape[1:], _identity(op, v.dtype), dtype=v.dtype)
     dense[act_g, act_p] = v[mask]
+    result: np.ndarray
     if op in _SCANS:
-        return _scan(op, dense)[group, pos]
+        result = _scan(op, dense)[group, pos]
+        return result
     if op not in _GATHERS and op is not SubgroupOp.BROADCAST_FIRST:
-        return _reduce(op, dense)[group]
+        result = _reduce(op, dense)[group]
+        return result
     active = np.zeros((n_groups, size), dtype=bool)
     active[act_g, act_p] = True
     if op is SubgroupOp.BROADCAST_FIRST:
-        return dense[group, np.argmax(active, axis=1)[group]]
+        result = dense[group, np.argmax(active, axis=1)[group]]
+        return result
     assert lane is not None  # validated: the lane ops have a lane
     k = np.broadcast_to(lane, (n,)).astype(np.int64)
     if op is SubgroupOp.SHUFFLE_XOR:

@@ -52,9 +52,8 @@ class Memory:
         if not ok.all():
             v = v.copy()
             v[~np.broadcast_to(ok, slot.shape)] = 0
-        if self.dtype is DataType.BOOL:
-            return v != 0
-        return v
+        out: np.ndarray = v != 0 if self.dtype is DataType.BOOL else v
+        return out
 
     def store(self, index: np.ndarray, value: np.ndarray, mask: np.ndarray) -> None:
         slot, ok = self.address(index)
@@ -123,7 +122,8 @@ class Memory:
         return old
 
 
-def _scan_add(base, v, start, end, subtract: bool):
+def _scan_add(base: np.ndarray, v: np.ndarray, start: np.ndarray, end: np.ndarray,
+              subtract: bool) -> tuple[np.ndarray, np.ndarray]:
     """Old values and final value per address of grouped atomic add/sub (wrapping)."""
     u = v.view(np.uint32).astype(np.uint64)
     incl = np.cumsum(u, dtype=np.uint64)
@@ -141,7 +141,7 @@ def _scan_add(base, v, start, end, subtract: bool):
     return old.astype(np.uint32).view(base.dtype), final.astype(np.uint32).view(base.dtype)
 
 
-def _segmented_scan(ufunc, v, start):
+def _segmented_scan(ufunc: np.ufunc, v: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Inclusive scan of ``ufunc`` restarting at every ``start`` (Hillis-Steele doubling)."""
     acc = v.copy()
     group = np.cumsum(start)
@@ -155,7 +155,8 @@ def _segmented_scan(ufunc, v, start):
     return acc
 
 
-def _compare_exchange(base, v, exp, start, end):
+def _compare_exchange(base: np.ndarray, v: np.ndarray, exp: np.ndarray, start: np.ndarray,
+                      end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sequential compare-exchange; vectorized for addresses touched by one lane only."""
     single = start & end
     old = base.copy()

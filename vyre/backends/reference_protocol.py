@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DispatchError, LoweringError, VyreError
+from ..ir.limits import Limits
 from ..ir.program import Program
 from .artifact import CompiledProgram
 from .base import Capabilities
@@ -29,8 +30,6 @@ def reference_capabilities(max_storage_buffer_bytes: int) -> Capabilities:
     """What the reference interpreter does: resident buffers on the host, pipelines step by step,
     f16 (numpy float16), subgroup operations (simulated), no timestamps, no async dispatch. The limits are
     the ones it validates programs and dispatches against (the validator's WebGPU defaults)."""
-    from ..ir.validate import Limits
-
     lim = Limits()
     return Capabilities(
         backend="reference", device="host (numpy interpreter)", resident=True, native_pipelines=False,
@@ -64,7 +63,7 @@ class ReferenceCompiler:
             if hit is not None:
                 self._cache.move_to_end(fp)
                 return hit
-        from ..lower import lower
+        from ..lower import lower  # why: the WGSL lowering loads on the first compile, not with the backend
 
         try:
             lowered = lower(program)

@@ -9,6 +9,9 @@ results.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..ir.types import DataType
@@ -36,7 +39,7 @@ def _u32(x: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- floats
-def float_op(fn, *args: np.ndarray) -> np.ndarray:
+def float_op(fn: Callable[..., Any], *args: np.ndarray) -> np.ndarray:
     """Apply a float function; f16 operands are computed in f32 and rounded back to f16."""
     if args[0].dtype == F16:
         return np.asarray(fn(*(a.astype(np.float32) for a in args))).astype(np.float16)
@@ -66,7 +69,8 @@ def sign(x: np.ndarray) -> np.ndarray:
     """-1, 0 or 1 (floats: sign of ±0 is +0, NaN stays NaN)."""
     if x.dtype.kind == "f":
         return float_op(lambda v: np.sign(v) + v.dtype.type(0), x)
-    return np.sign(x)
+    out: np.ndarray = np.sign(x)
+    return out
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -80,7 +84,8 @@ def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Truncating division; x / 0 = x and i32::MIN / -1 = i32::MIN."""
     if a.dtype == U32:
         b = np.where(b == 0, np.uint32(1), b)
-        return (a // b).astype(np.uint32, copy=False)
+        quotient: np.ndarray = (a // b).astype(np.uint32, copy=False)
+        return quotient
     a64 = a.astype(np.int64)
     b64 = b.astype(np.int64)
     b64 = np.where(b64 == 0, 1, b64)
@@ -93,7 +98,8 @@ def int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Remainder with the sign of the dividend; x % 0 = 0 and i32::MIN % -1 = 0."""
     if a.dtype == U32:
         b = np.where(b == 0, np.uint32(1), b)
-        return (a % b).astype(np.uint32, copy=False)
+        remainder: np.ndarray = (a % b).astype(np.uint32, copy=False)
+        return remainder
     a64 = a.astype(np.int64)
     b64 = b.astype(np.int64)
     b64 = np.where(b64 == 0, 1, b64)
@@ -103,15 +109,15 @@ def int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def shl(a: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Left shift by the low 5 bits of s (bits shifted out are lost)."""
     s = _u32(s) & np.uint32(31)
-    return (_u32(a) << s).view(a.dtype)
+    out: np.ndarray = (_u32(a) << s).view(a.dtype)
+    return out
 
 
 def shr(a: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Right shift by the low 5 bits of s: logical on u32, arithmetic on i32."""
     s = _u32(s) & np.uint32(31)
-    if a.dtype == I32:
-        return a >> s.astype(np.int32)
-    return a >> s
+    out: np.ndarray = a >> s.astype(np.int32) if a.dtype == I32 else a >> s
+    return out
 
 
 def count_ones(x: np.ndarray) -> np.ndarray:
@@ -120,7 +126,8 @@ def count_ones(x: np.ndarray) -> np.ndarray:
     v = (v & np.uint32(0x33333333)) + ((v >> np.uint32(2)) & np.uint32(0x33333333))
     v = (v + (v >> np.uint32(4))) & np.uint32(0x0F0F0F0F)
     v = (v * np.uint32(0x01010101)) >> np.uint32(24)
-    return v.astype(x.dtype)
+    out: np.ndarray = v.astype(x.dtype)
+    return out
 
 
 def reverse_bits(x: np.ndarray) -> np.ndarray:
@@ -163,7 +170,8 @@ def cast(x: np.ndarray, target: DataType) -> np.ndarray:
     if src == dst:
         return x
     if dst == BOOL:
-        return x != 0
+        nonzero: np.ndarray = x != 0
+        return nonzero
     if src == BOOL:
         return x.astype(dst)
     if dst.kind == "f":

@@ -11,16 +11,18 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import BackendError, LoweringError
 from ...ir.program import Program
-from ...lower import BindingInfo
 from ..artifact import CompiledProgram
 from .failures import translate_error
 from .pool import BufferPool
 from .transfer import ResourceSet, Stats
 from .types import GPUBindGroupLayout, GPUComputePipeline, GPUDevice, GPUPipelineLayout, GPUShaderModule
+
+if TYPE_CHECKING:  # why: annotation only; the lowering loads on first compile, not with the backend
+    from ...lower import BindingInfo
 
 #: The (binding, kind) pairs of one bind group: what its layout is cached by.
 Signature = tuple[tuple[int, str], ...]
