@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+from typing import Any
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     # here, not at the top: `import vyre.ops` loads nothing (tests/ops/test_namespace.py::test_import_is_lazy);
@@ -30,7 +32,7 @@ def __getattr__(name: str):
     return found
 
 
-def __dir__():
+def __dir__() -> list[str]:
     from .api import names  # on first use: api loads the registry and the tuner
     from .namespace import top_level_names  # on first use, like __getattr__'s
 

@@ -74,7 +74,8 @@ class Combine:
     entries of ``dtype``; ``kind`` is ``"add"`` or ``"max"``; ``tag`` suffixes the names it declares
     (several combines in one program need distinct tags)."""
 
-    def __init__(self, b: ProgramBuilder, totals: BufRef, wg: int, dtype: str, kind: str = "add", tag: str = ""):
+    def __init__(self, b: ProgramBuilder, totals: BufRef, wg: int, dtype: str, kind: str = "add",
+                 tag: str = "") -> None:
         if kind not in ("add", "max"):
             raise ValueError(f"kind must be 'add' or 'max', got {kind!r}")
         self.b, self.totals, self.wg, self.dtype, self.kind = b, totals, wg, dtype, kind
@@ -96,10 +97,10 @@ class Combine:
                 0 if self.dtype == "u32" else -(2**31), self.dtype)
         return b.lit(0.0 if self.dtype == "f32" else 0, self.dtype)
 
-    def _join(self, p, q) -> Val:
+    def _join(self, p: Val, q: Val) -> Val:
         return self.b.max(p, q) if self.kind == "max" else p + q
 
-    def _subgroup(self, v) -> Val:
+    def _subgroup(self, v: Val) -> Val:
         return self.b.subgroup_max(v) if self.kind == "max" else self.b.subgroup_add(v)
 
     def _publish(self, value: Val) -> None:

@@ -27,10 +27,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends.user_cache import LOCK_TIMEOUT_S, default_root, file_lock, identity_fields
+
+if TYPE_CHECKING:  # annotations only: the store (and `vyre tune --show`) needs no backend module
+    from ..backends.base import Backend
 
 ENV_VAR = "VYRE_TUNING_FILE"
 FILE_NAME = "tuning.json"
@@ -61,7 +65,7 @@ def adapter_from_info(info: dict | None, backend_name: str = "wgpu") -> dict:
     return {**identity_fields(info), "wgpu": str(getattr(wgpu, "__version__", "?"))}
 
 
-def adapter_of(backend: Any) -> dict:
+def adapter_of(backend: Backend) -> dict:
     """The identity of ``backend``'s adapter (a wgpu backend's ``adapter_info``; the backend's name otherwise)."""
     info = getattr(backend, "adapter_info", None)
     if callable(info):
@@ -119,7 +123,7 @@ def valid_entry(e: Any) -> bool:
 class TuningStore:
     """The store at ``path`` (None: no store; lookups miss and writes are refused)."""
 
-    def __init__(self, path: Path | str | None):
+    def __init__(self, path: Path | str | None) -> None:
         self.path = Path(path) if path is not None else None
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the file last read
@@ -138,6 +142,7 @@ class TuningStore:
             self._warn(("io", str(exc)), "cannot read the tuning file %s: %s; running untuned", exc)
             return _empty()
         why: str | None
+        doc: Any
         try:
             doc = json.loads(raw)
         except ValueError as exc:
@@ -147,7 +152,8 @@ class TuningStore:
         if why is not None:
             self._warn(("bad", len(raw), hash(raw)), "ignoring the tuning file %s: %s", why)
             return _empty()
-        return doc
+        out: dict = doc  # _well_formed checked it is an object
+        return out
 
     def _warn(self, key: tuple, msg: str, arg: Any) -> None:
         if key not in self._warned:
@@ -205,7 +211,7 @@ class TuningStore:
             self._update(change)
         return removed[0]
 
-    def _update(self, change) -> None:
+    def _update(self, change: Callable[[dict], None]) -> None:
         if self.path is None:
             raise OSError(f"the tuning store is off ({ENV_VAR}=off or the disk cache is off)")
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ from ..backends.schedule import Pipeline
 from . import tuning
 from . import variants as V
 from .pipeline import execute
-from .registry import all_ops, get
+from .registry import OpSpec, all_ops, get
 
 _CACHE: OrderedDict[tuple, Pipeline] = OrderedDict()
 _CACHE_CAP = 256
@@ -33,7 +33,7 @@ _LOCK = threading.Lock()
 _LAST = threading.local()  # .ran: {op id: variant} of this thread's calls
 
 
-def _freeze(v):
+def _freeze(v: Any) -> Any:
     if isinstance(v, dict):
         return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
@@ -43,7 +43,7 @@ def _freeze(v):
     return v
 
 
-def pipeline_for(op_id: str, params: dict, variant: str = V.GENERIC) -> Pipeline:
+def pipeline_for(op_id: str, params: dict[str, Any], variant: str = V.GENERIC) -> Pipeline:
     """The pipeline of ``op_id``'s kernel ``variant`` for ``params`` (cached on all three)."""
     key = (op_id, variant, _freeze(params))
     with _LOCK:
@@ -64,7 +64,8 @@ def facts(backend: Backend) -> V.AdapterFacts:
     return V.facts_for(backend)
 
 
-def _plan(op_id: str, backend: Backend, arrays: Any, variant: str | None, kwargs: dict) -> tuple:
+def _plan(op_id: str, backend: Backend, arrays: Any, variant: str | None,
+          kwargs: dict[str, Any]) -> tuple[OpSpec, tuple[np.ndarray, ...], dict[str, Any], str]:
     spec = get(op_id)
     arrays = tuple(np.asarray(a) for a in arrays)
     params = spec.params_for(*arrays, **kwargs)
@@ -108,7 +109,7 @@ def function_name(op_id: str) -> str:
 def lookup(name: str) -> Callable[..., Any] | None:
     for spec in all_ops():
         if function_name(spec.id) == name:
-            def fn(backend, *arrays, _id=spec.id, **kwargs):
+            def fn(backend: Backend, *arrays: Any, _id: str = spec.id, **kwargs: Any) -> Any:
                 return call(_id, backend, *arrays, **kwargs)
 
             fn.__name__ = name

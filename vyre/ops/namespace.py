@@ -22,9 +22,12 @@ import sys
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vyre.ops as _package  # the flat op functions (its __getattr__); always loaded before this module
+
+if TYPE_CHECKING:  # annotations only: importing an op package stays light (no backend modules)
+    from ..backends.base import Backend
 
 _TABLE: tuple[tuple, dict[str, dict[str, str]]] | None = None
 _LOCK = threading.Lock()
@@ -80,7 +83,8 @@ def families() -> list[str]:
 
 def op_function(op_id: str) -> Callable[..., Any]:
     """The flat ``vyre.ops.<function>`` of ``op_id`` (the same object the namespaces return)."""
-    return getattr(_package, _flat(op_id))
+    fn: Callable[..., Any] = getattr(_package, _flat(op_id))
+    return fn
 
 
 def resolve(family: str, name: str) -> Callable[..., Any] | None:
@@ -110,7 +114,7 @@ def _missing(where: str, family: str, name: str) -> AttributeError:
 class Namespace:
     """An op family that is no subpackage (``vyre.ops.map``): its ops as attributes."""
 
-    def __init__(self, family: str):
+    def __init__(self, family: str) -> None:
         self._family = family
 
     def __getattr__(self, name: str) -> Any:
@@ -132,7 +136,7 @@ class OpModule(types.ModuleType):
     """An op package's submodule: calling it runs the op of the same name in the package's family
     (``vyre.ops.sort.topk(gpu, x, k=3)``); TypeError when no op has its name."""
 
-    def __call__(self, backend: Any, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, backend: Backend, *args: Any, **kwargs: Any) -> Any:
         op_id = op_id_of(self)
         if op_id is None:
             raise TypeError(f"module {self.__name__} is not callable: no op is called {self.__name__[9:]!r}")

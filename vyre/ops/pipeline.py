@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Backend
+from ..backends.base import Backend, ResidentUpload
 from ..backends.config import DispatchConfig
+from ..backends.handles import ResidentHandle
 from ..backends.host import host_to_storage, pack_bytes, storage_nbytes  # noqa: F401  (pack_bytes: re-exported)
 from ..backends.schedule import BufferSpec, Pipeline, Step, host_inputs, run_pipeline  # noqa: F401  (re-exported)
 from ..ir.program import BufferDecl, Program
@@ -58,14 +59,14 @@ class ResidentPipeline:
     inputs uploaded once, and ``steps`` ready for ``dispatch_resident_sequence*`` (repeat them to time
     k launches). ``free()`` releases the handles (the tuner and the benches time ops this way)."""
 
-    def __init__(self, backend: Any, pipe: Pipeline, inputs: Sequence[Any], label: str = "resident"):
+    def __init__(self, backend: Backend, pipe: Pipeline, inputs: Sequence[Any], label: str = "resident") -> None:
         self.backend, self.pipe = backend, pipe
-        self.handles: dict[str, Any] = {}
+        self.handles: dict[str, ResidentHandle] = {}
         try:
             for name, spec in pipe.buffers.items():
                 nbytes = storage_nbytes(spec.dtype, spec.count)
                 self.handles[name] = backend.allocate_resident(nbytes, label=f"{label}:{name}")
-            ups = []
+            ups: list[ResidentUpload] = []
             for name, arr in zip(pipe.inputs, host_inputs(pipe, inputs)):
                 spec = pipe.buffers[name]
                 decl = BufferDecl(name=name, binding=0, dtype=spec.dtype, access=Access.READ, count=spec.count)
@@ -74,7 +75,7 @@ class ResidentPipeline:
         except BaseException:
             self.free()
             raise
-        self.steps: list[tuple] = []
+        self.steps: list[tuple[Program, list[ResidentHandle], DispatchConfig]] = []
         for step in pipe.steps:
             counts = {d.name: pipe.buffers[n].count for d, n in zip(step.program.sorted_buffers, step.bind)
                       if d.count is None}

@@ -25,16 +25,18 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from ..backends.base import Backend
+from ..backends.schedule import Pipeline
 from ..backends.wgpu import stats as wgpu_stats
 from ..errors import DispatchError
 from . import _tuning_store as S
 from ._tunables import DEFAULT_OPS, Setting, Tunable, register_tunable, tunables
 from .pipeline import ResidentPipeline, execute
-from .registry import compare, get
+from .registry import OpSpec, Tolerance, compare, get
 from .variants import GENERIC, AdapterFacts, facts_for
 from .variants import build as build_variant
 
@@ -48,7 +50,25 @@ _COUNT_LOCK = threading.Lock()
 _ADAPTERS: weakref.WeakKeyDictionary[Any, tuple[dict, str]] = weakref.WeakKeyDictionary()
 
 
-def _adapter(backend: Any) -> tuple[dict, str]:
+class _TimedRun(Protocol):
+    """What a timed resident sequence reports (the wgpu backend's TimedDispatch)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def gpu_ns(self) -> int: ...
+    @property
+    def wall_ns(self) -> int: ...
+
+
+@runtime_checkable
+class _TimedSequences(Protocol):
+    """A backend that times resident sequences on the GPU (WgpuBackend; not part of the Backend protocol)."""
+
+    def dispatch_resident_sequence_timed(self, steps: Any, read: Any = None) -> _TimedRun: ...
+
+
+def _adapter(backend: Backend) -> tuple[dict, str]:
     """(identity, key) of ``backend``'s adapter, cached per backend object."""
     try:
         hit = _ADAPTERS.get(backend)
@@ -70,7 +90,7 @@ def _count(key: str) -> None:
 
 
 # ---- use at call time -----------------------------------------------------------------------
-def apply(op_id: str, backend: Any, params: dict, named: Iterable[str],
+def apply(op_id: str, backend: Backend, params: dict, named: Iterable[str],
           facts: Callable[[], AdapterFacts]) -> tuple[dict, str | None]:
     """(params, variant to force or None) for a call of ``op_id`` that named the params ``named`` and no
     variant: the stored winner for this adapter and class when there is one that can run these params,
@@ -100,11 +120,12 @@ def apply(op_id: str, backend: Any, params: dict, named: Iterable[str],
 class _Resident(ResidentPipeline):
     """A pipeline on resident buffers (inputs uploaded once), timed as k launches in one sequence."""
 
-    def __init__(self, backend: Any, pipe: Any, arrays: Sequence[np.ndarray]):
+    def __init__(self, backend: Backend, pipe: Pipeline, arrays: Sequence[np.ndarray]) -> None:
         super().__init__(backend, pipe, arrays, label="tune")
 
     def run(self, k: int) -> tuple[float, str]:
-        td = self.backend.dispatch_resident_sequence_timed(self.steps * k)
+        timed = cast(_TimedSequences, self.backend)  # _Timer makes one only for such a backend
+        td = timed.dispatch_resident_sequence_timed(self.steps * k)
         ns = td.gpu_ns if td.source == "timestamp" and td.gpu_ns > 0 else td.wall_ns
         return ns / 1e9 / k, "gpu-timestamp" if td.source == "timestamp" else "wall-clock"
 
@@ -113,9 +134,9 @@ class _Timer:
     """One candidate's timed samples: resident launches with GPU timestamps where the backend has them,
     else wall-clock runs of ``execute``."""
 
-    def __init__(self, backend: Any, pipe: Any, arrays: Sequence[np.ndarray]):
-        self.res = _Resident(backend, pipe, arrays) if hasattr(backend, "dispatch_resident_sequence_timed") else None
-        self._execute = lambda: execute(backend, pipe, arrays)
+    def __init__(self, backend: Backend, pipe: Pipeline, arrays: Sequence[np.ndarray]) -> None:
+        self.res = _Resident(backend, pipe, arrays) if isinstance(backend, _TimedSequences) else None
+        self._execute: Callable[[], list[np.ndarray]] = lambda: execute(backend, pipe, arrays)
         self.k = 1
         self.times: list[float] = []
         self.method = "wall-clock"
@@ -182,11 +203,11 @@ class ClassResult:
                 "candidates": [c.to_json() for c in self.candidates]}
 
 
-def _outputs(spec: Any, params: dict, arrays: tuple) -> list[np.ndarray]:
+def _outputs(spec: OpSpec, params: dict, arrays: tuple[np.ndarray, ...]) -> list[np.ndarray]:
     return [np.asarray(w) for w in spec.reference(*arrays, **params)]
 
 
-def _mismatch(got: list[np.ndarray], want: list[np.ndarray], tol: Any) -> str | None:
+def _mismatch(got: list[np.ndarray], want: list[np.ndarray], tol: Tolerance) -> str | None:
     """Why ``got`` is not ``want`` within ``tol`` (None: it is)."""
     if len(got) != len(want):
         return f"{len(got)} outputs, expected {len(want)}"
@@ -198,7 +219,7 @@ def _mismatch(got: list[np.ndarray], want: list[np.ndarray], tol: Any) -> str | 
     return "; ".join(bad) or None
 
 
-def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: AdapterFacts, quick: bool,
+def _tune_class(backend: Backend, t: Tunable, shape: tuple[int, ...], facts: AdapterFacts, quick: bool,
                 reps: int, target_s: float, seed: int, warm_s: float = 0.0) -> ClassResult:
     spec = get(t.op_id)
     params = t.params_of(tuple(int(s) for s in shape))
@@ -215,7 +236,7 @@ def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: Adapter
     arrays = t.inputs(params, np.random.default_rng(seed))
     want = _outputs(spec, params, arrays)
     tol = spec.tolerance_of(params)
-    pipes: list[tuple[Candidate, Any]] = []
+    pipes: list[tuple[Candidate, Pipeline]] = []
     for s in settings:  # validate every candidate first, then time those that passed together
         c = Candidate(s)
         out.candidates.append(c)
@@ -261,7 +282,7 @@ def _tune_class(backend: Any, t: Tunable, shape: tuple[int, ...], facts: Adapter
     return out
 
 
-def tune(backend: Any, ops: Sequence[str] | None = None,
+def tune(backend: Backend, ops: Sequence[str] | None = None,
          classes: Mapping[str, Sequence[tuple[int, ...]]] | None = None, *, quick: bool = False,
          reps: int | None = None, target_s: float | None = None, store: S.TuningStore | None = None,
          progress: Callable[[ClassResult], None] | None = None) -> list[ClassResult]:
@@ -331,7 +352,7 @@ def report(adapter: dict) -> dict:
             **counters()}
 
 
-def stats_of(backend: Any) -> dict:
+def stats_of(backend: Backend) -> dict:
     """The tuning section for any backend (the wgpu backend's ``stats()`` includes it)."""
     return report(_adapter(backend)[0])
 

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DispatchError, UnsupportedFeatureError
 from ..ir.limits import Limits
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: registry imports this module (OpSpec), so no runtime import back
     from ..backends.base import Backend
     from ..backends.schedule import Pipeline
+    from .registry import OpSpec
 
 GENERIC = "generic"
 
@@ -97,7 +98,7 @@ def _adapter_type(raw: Any) -> str:
     return _ADAPTER_TYPES.get(key, "unknown")
 
 
-def facts_of(backend: Any) -> AdapterFacts:
+def facts_of(backend: Backend) -> AdapterFacts:
     """The backend's features, limits and adapter type, from ``backend.capabilities()`` plus (where the
     backend has them) ``backend.features``, ``backend.device_limits`` and ``backend.adapter_info``.
 
@@ -149,12 +150,12 @@ def facts_for(backend: Backend) -> AdapterFacts:
     return hit
 
 
-def names(spec: Any) -> list[str]:
+def names(spec: OpSpec) -> list[str]:
     """Every variant of ``spec``, the generic kernel last (the preference order)."""
     return [v.name for v in spec.variants] + [GENERIC]
 
 
-def find(spec: Any, name: str) -> Variant | None:
+def find(spec: OpSpec, name: str) -> Variant | None:
     """The variant called ``name`` (None for the generic kernel); DispatchError for an unknown name."""
     if name == GENERIC:
         return None
@@ -165,7 +166,7 @@ def find(spec: Any, name: str) -> Variant | None:
                         fix=f"pass variant= one of {names(spec)}, or leave it out to let vyre choose")
 
 
-def choose(spec: Any, params: dict, facts: AdapterFacts, force: str | None = None) -> str:
+def choose(spec: OpSpec, params: dict[str, Any], facts: AdapterFacts, force: str | None = None) -> str:
     """The variant to run: ``force`` after checking it can run, else the best applicable one."""
     if force is not None:
         v = find(spec, force)
@@ -189,7 +190,7 @@ def choose(spec: Any, params: dict, facts: AdapterFacts, force: str | None = Non
     return GENERIC
 
 
-def build(spec: Any, name: str, params: dict) -> Pipeline:
+def build(spec: OpSpec, name: str, params: dict[str, Any]) -> Pipeline:
     """The pipeline of variant ``name`` for ``params``."""
     v = find(spec, name)
     return spec.build(**params) if v is None else v.build(**params)

@@ -20,8 +20,10 @@ compilation serves every size.
 from __future__ import annotations
 
 from ...backends.schedule import BufferSpec, Step
-from ...ir.builder import ProgramBuilder
+from ...ir.builder import ProgramBuilder, Val
+from ...ir.program import Program
 from ...ir.types import DataType
+from ...ir.values import BufRef, MutVar, Operand
 
 WG = 256  # invocations per workgroup; hist and scatter take one key per invocation
 LOG_WG = 8
@@ -38,7 +40,7 @@ def blocks_of(n: int, size: int) -> int:
     return max(1, -(-n // size))
 
 
-def load_or(b: ProgramBuilder, buf, index, n, default=0):
+def load_or(b: ProgramBuilder, buf: BufRef, index: Val, n: Val | int, default: Operand = 0) -> MutVar:
     """``buf[index]`` where ``index < n``, else ``default`` (never loads out of bounds)."""
     v = b.var(buf.dtype, default)
     with b.if_(index < n):
@@ -46,7 +48,7 @@ def load_or(b: ProgramBuilder, buf, index, n, default=0):
     return v
 
 
-def workgroup_inclusive_scan(b: ProgramBuilder, sh, lid, value, dtype):
+def workgroup_inclusive_scan(b: ProgramBuilder, sh: BufRef, lid: Val, value: Val, dtype: str | DataType) -> MutVar:
     """Inclusive prefix sum of one value per invocation over a workgroup of ``WG``.
 
     Hillis-Steele over ``sh`` (a workgroup array of ``2 * WG``), double buffered so each of
@@ -64,7 +66,7 @@ def workgroup_inclusive_scan(b: ProgramBuilder, sh, lid, value, dtype):
     return acc
 
 
-def hist_program(shift: int):
+def hist_program(shift: int) -> Program:
     b = ProgramBuilder(f"sort_radix_hist_b{shift}", WG)
     keys = b.buffer("keys", U32)
     counts = b.buffer("counts", U32, access="write")
@@ -82,7 +84,7 @@ def hist_program(shift: int):
     return b.build()
 
 
-def scatter_program(shift: int, with_values: bool):
+def scatter_program(shift: int, with_values: bool) -> Program:
     kind = "pairs" if with_values else "keys"
     b = ProgramBuilder(f"sort_radix_scatter_{kind}_b{shift}", WG)
     keys_in = b.buffer("keys_in", U32)
@@ -113,7 +115,7 @@ def scatter_program(shift: int, with_values: bool):
     return b.build()
 
 
-def scan_block_program(with_base: bool):
+def scan_block_program(with_base: bool) -> Program:
     """Exclusive scan of ``SCAN_BLOCK`` counts per workgroup, in place, plus ``base[block]``."""
     b = ProgramBuilder("sort_radix_scan_base" if with_base else "sort_radix_scan", WG)
     data = b.buffer("data", U32, access="read_write")
@@ -134,7 +136,7 @@ def scan_block_program(with_base: bool):
     return b.build()
 
 
-def block_sums_program():
+def block_sums_program() -> Program:
     """``sums[block]`` = the sum of the block's ``SCAN_BLOCK`` counts."""
     b = ProgramBuilder("sort_radix_block_sums", WG)
     data = b.buffer("data", U32)

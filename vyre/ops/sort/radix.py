@@ -8,6 +8,8 @@ ping-pong between two buffers. Integer op: bit-exact.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline
@@ -31,11 +33,11 @@ def build_pairs(n: int) -> Pipeline:
     return Pipeline("sort.radix_pairs", buffers, ("keys", "values"), ("sorted_keys", "sorted_values"), tuple(steps))
 
 
-def reference_keys(keys, n: int) -> list[np.ndarray]:
+def reference_keys(keys: np.ndarray, n: int) -> list[np.ndarray]:
     return [np.sort(np.asarray(keys, np.uint32), kind="stable")]
 
 
-def reference_pairs(keys, values, n: int) -> list[np.ndarray]:
+def reference_pairs(keys: np.ndarray, values: np.ndarray, n: int) -> list[np.ndarray]:
     order = np.argsort(np.asarray(keys, np.uint32), kind="stable")
     return [keys[order], values[order]]
 
@@ -49,12 +51,12 @@ def _check_keys(name: str, a: np.ndarray) -> None:
                             fix=f"pass {name}.ravel() with at least one element")
 
 
-def params_keys(keys) -> dict:
+def params_keys(keys: np.ndarray) -> dict[str, Any]:
     _check_keys("keys", keys)
     return {"n": int(keys.size)}
 
 
-def params_pairs(keys, values) -> dict:
+def params_pairs(keys: np.ndarray, values: np.ndarray) -> dict[str, Any]:
     _check_keys("keys", keys)
     _check_keys("values", values)
     if values.size != keys.size:

@@ -15,11 +15,14 @@ values. Everything runs on the device; values are copied, never recomputed: bit-
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
 from ...ir.types import DataType
 from ..registry import EXACT, OpSpec, Witness, register
 from ._radix import WG, blocks_of, sort_steps
@@ -28,7 +31,7 @@ U32 = DataType.U32
 DTYPES = ("f32", "u32")
 
 
-def _keys_program(dtype: str):
+def _keys_program(dtype: str) -> Program:
     b = ProgramBuilder(f"sort_topk_keys_{dtype}", WG)
     x = b.buffer("x", dtype)
     keys = b.buffer("keys", U32, access="write")
@@ -45,7 +48,7 @@ def _keys_program(dtype: str):
     return b.build()
 
 
-def _take_program(dtype: str):
+def _take_program(dtype: str) -> Program:
     b = ProgramBuilder(f"sort_topk_take_{dtype}", WG)
     x = b.buffer("x", dtype)
     order = b.buffer("order", U32)
@@ -73,7 +76,7 @@ def build(n: int, k: int, dtype: str) -> Pipeline:
     return Pipeline("sort.topk", buffers, ("x",), ("values", "indices"), tuple(steps))
 
 
-def reference(x, n: int, k: int, dtype: str) -> list[np.ndarray]:
+def reference(x: np.ndarray, n: int, k: int, dtype: str) -> list[np.ndarray]:
     x = np.asarray(x)
     # stable argsort of a descending key: ties keep the lower index first
     key = -x.astype(np.float64) if dtype == "f32" else ~x.astype(np.uint32)
@@ -81,7 +84,7 @@ def reference(x, n: int, k: int, dtype: str) -> list[np.ndarray]:
     return [x[order], order.astype(np.uint32)]
 
 
-def params_for(x, k: int | None = None) -> dict:
+def params_for(x: np.ndarray, k: int | None = None) -> dict[str, Any]:
     if k is None:
         raise DispatchError("sort.topk needs k", fix="call sort_topk(backend, x, k=...)")
     if x.dtype not in (np.float32, np.uint32):
