@@ -1,5 +1,6 @@
-"""Searching and sorting (vyre/array/_search.py) vs numpy on both backends: every result is an integer
-index or a copied value, so every comparison is bit-exact (floats compared through their bits)."""
+"""Searching and sorting (vyre/array/_searching.py, _sorting.py) vs numpy on both backends: every result
+is an integer index or a copied value, so every comparison is bit-exact (floats compared through their
+bits)."""
 
 from __future__ import annotations
 

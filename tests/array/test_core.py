@@ -11,7 +11,7 @@ import pytest
 
 import vyre
 from vyre import array_api as xp
-from vyre.array import _fuse
+from vyre.array._kernels import fused as _fuse
 from vyre.errors import DeviceMismatchError, DispatchError, UnsupportedDTypeError
 
 from gpu_policy import skip_or_fail

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from vyre import array_api as xp
-from vyre.array._expr import Emitter
-from vyre.array._fuse import plan_for_node
+from vyre.array._kernels.emit import Emitter
+from vyre.array._kernels.fused import plan_for_node
 from vyre.ir.builder import ProgramBuilder
 
 

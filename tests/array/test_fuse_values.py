@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import vyre
 from vyre import array_api as xp
-from vyre.array import _fuse
+from vyre.array._kernels import fused as _fuse
 
 
 def _chains(n: int = 4):
@@ -197,7 +197,7 @@ def test_random_programs_keep_numpy_values(xb, ops):
 def test_scalar_words_are_the_kernel_encoding(values):
     """The parameter words of scalars: f32 bits for floats (f16 scalars travel as f32), 0/1 for bool,
     the 32-bit pattern for integers; numpy computes the same words independently."""
-    from vyre.array._expr import Scalar
+    from vyre.array._kernels.nodes import Scalar
 
     scalars = [Scalar(v, np.dtype(d)) for d, v in values]
     want = []

@@ -1,4 +1,4 @@
-"""The vec4 variant of fused elementwise programs (vyre/array/_fuse_vec.py), on the reference backend and
+"""The vec4 variant of fused elementwise programs (vyre/array/_kernels/vec4.py), on the reference backend and
 the GPU, against numpy: every op with a vector form and dtype, ops computed lane by lane, mixed trees, and
 the trees that must keep the scalar program (a size not a multiple of 4, views, bool, float16). Each test
 asserts which program ran, so it fails if the vec4 path silently stops being taken.
@@ -13,7 +13,7 @@ import pytest
 
 import vyre
 from vyre import array_api as xp
-from vyre.array._fuse_vec import VEC_OPS, vectorizable
+from vyre.array._kernels.vec4 import VEC_OPS, vectorizable
 
 V4, SCALAR = "array_fused_v4", "array_fused"
 RNG = np.random.default_rng(11)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import vyre
 from vyre import array_api as xp
-from vyre.array._expr import Reshape, Strided
+from vyre.array._kernels.index_maps import Reshape, Strided
 from vyre.errors import DispatchError, UnsupportedDTypeError
 
 from gpu_policy import skip_or_fail

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import vyre
 import vyre.array as xp
 from vyre.array import _elementwise as E
-from vyre.array._expr import collect
+from vyre.array._kernels.nodes import collect
 from vyre.errors import VyreError
 
 DTYPES = ["bool", "int32", "uint32", "float32"]

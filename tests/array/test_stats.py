@@ -1,4 +1,4 @@
-"""Statistical functions (vyre/array/_stats.py) vs numpy on both backends.
+"""Statistical functions (vyre/array/_statistical.py) vs numpy on both backends.
 
 Tolerances: integers bit-exact (wrapping int32/uint32 like numpy's int32/uint32 arithmetic); min/max exact.
 Float sums vs numpy's float64 sum: |got - want| <= (depth + 2) * eps32 * sum|x|, where depth
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vyre import array as xp
-from vyre.array._stats_kernel import depth
+from vyre.array._kernels.reduce import depth
 from vyre.errors import DispatchError, UnsupportedDTypeError
 
 from gpu_policy import skip_or_fail
@@ -287,7 +287,7 @@ def test_axes_hypothesis_gpu(gpu, shape, data, keepdims):
 def test_rows_spill_into_grid_z(xb, monkeypatch):
     """More rows than a grid axis holds (MAX_GRID_Y lowered to 3 here): workgroups spill into grid z, the
     spare ones of the last z-slice clamp their row and write nothing."""
-    from vyre.array import _stats_kernel as K
+    from vyre.array._kernels import reduce_rows as K
     monkeypatch.setattr(K, "MAX_GRID_Y", 3)
     xn = _rng(13).integers(-100, 100, (7, 300), dtype=np.int32)
     x = xp.asarray(xn)

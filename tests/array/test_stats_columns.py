@@ -1,4 +1,4 @@
-"""Column-tiled reductions (vyre/array/_stats_columns.py): the reduced axes come before the kept ones
+"""Column-tiled reductions (vyre/array/_kernels/reduce_columns.py): the reduced axes come before the kept ones
 (``x.sum(axis=0)``, ``mean(axis=(0, 1))`` of 3-D), vs numpy on both backends.
 
 Tolerances: integers and min/max bit-exact; float sums |got - want| <= (depth + 2) * eps32 * sum|x|
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import vyre
 from vyre import array as xp
-from vyre.array import _stats_columns as C
+from vyre.array._kernels import reduce_columns as C
 
 EPS = float(np.finfo(np.float32).eps)
 

@@ -1,27 +1,33 @@
 """``vyre.Array``: an n-d array on one backend, row-major in a resident buffer it owns (freed by
 ``Buffer.__del__`` when the array and the expressions reading it are gone), or pending as a lazy
-elementwise expression (vyre/array/_expr.py) that materialises on :meth:`Array.evaluate` or when a value
-is needed.
+elementwise expression (vyre/array/_kernels/nodes.py) or deferred work (a reduction, a pipeline) that
+materialises on :meth:`Array.evaluate` or when a value is needed.
 
-Operators follow the Python array API standard (2024.12) and call the namespace's functions. ``@`` and
-``__dlpack__`` are not provided (matmul arrives with the linear-algebra functions; DLPack needs device
-pointers WebGPU does not expose). Indexing (``__getitem__``/``__setitem__``) arrives with wave 2.
+This module holds the array object's storage, attributes, host interop and in-place operators. Its
+operators (arithmetic, comparisons, ``@``, indexing) and the methods that are namespace functions
+(``sum``, ``astype``, ``reshape``, ``mT``, ``to_device``, ...) are the namespace's functions themselves,
+bound to the class when vyre.array is imported (vyre/array/_operators.py): the modules defining them
+import this one, never the other way. ``__dlpack__`` is not provided (DLPack needs device pointers
+WebGPU does not expose).
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..backends.host import storage_nbytes
 from ..errors import DispatchError, VyreError
-from ._dtypes import ir_type
-from ._expr import Leaf, Node
+from ._kernels.dtypes import DType, ir_type
+from ._kernels.fused import Deferred, download, evaluate, explain
+from ._kernels.nodes import Leaf, Node
 
 if TYPE_CHECKING:
-    from ._fuse import Deferred
+    from ..backends.base import Backend
 
 _REPR_MAX = 1000  # elements shown by repr (larger arrays show shape and dtype only)
 
@@ -37,7 +43,7 @@ class Buffer:
     """A resident buffer owned by arrays and by the expression leaves that read it (freed when the last
     of them is collected), so an in-place operator can give an array a new buffer while pending
     expressions keep reading the old one. ``pending``: the expression (or deferred work,
-    _fuse.Deferred) whose values the buffer will hold once an evaluation computes them (None when it
+    _kernels.fused.Deferred) whose values the buffer will hold once an evaluation computes them (None when it
     holds its values, or is an output a kernel fills); a leaf captures the buffer with it, so what the
     leaf reads never depends on the array's later life."""
 
@@ -57,16 +63,6 @@ class Buffer:
             pass
 
 
-_FUNCTIONS: list = []  # vyre.array._functions once imported (it imports this module: imported late)
-
-
-def _ew() -> Any:
-    if not _FUNCTIONS:
-        from . import _functions
-        _FUNCTIONS.append(_functions)
-    return _FUNCTIONS[0]
-
-
 class Array:
     """An array on ``device`` (a backend). Create one with the namespace's creation functions
     (``vyre.array_api.asarray``, ``zeros``, ...), never with this constructor."""
@@ -74,13 +70,13 @@ class Array:
     __slots__ = ("_dtype", "_shape", "_device", "_buf", "_expr", "__weakref__")
     __array_priority__ = 100  # numpy defers to our reflected operators
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, device: Any, expr: Node | None = None):
+    def __init__(self, shape: tuple[int, ...], dtype: DType, device: Any, expr: Node | None = None):
         self._shape, self._dtype, self._device = tuple(int(d) for d in shape), dtype, device
         self._buf: Buffer | None = None
         self._expr = expr
 
     @classmethod
-    def _lazy(cls, shape: tuple[int, ...], dtype: np.dtype, device: Any, expr: Node) -> Array:
+    def _lazy(cls, shape: tuple[int, ...], dtype: DType, device: Any, expr: Node) -> Array:
         """A pending array from a recorded node (``shape`` already a tuple of ints): the record path's
         constructor, without the checks of ``__init__``."""
         a = cls.__new__(cls)
@@ -117,7 +113,6 @@ class Array:
         needs); returns self. It submits and returns without waiting for the device: a download
         (``np.asarray``, ``float``, ...) waits, as a mapped read waits for the work before it."""
         if self.is_lazy:
-            from ._fuse import evaluate
             evaluate([self])
         return self
 
@@ -133,13 +128,12 @@ class Array:
         return self._expr is not None or (self._buf is not None and self._buf.pending is not None)
 
     def explain(self) -> str:
-        """The kernels evaluating this array would run now, with their programs (see _fuse.explain)."""
-        from ._fuse import explain
+        """The kernels evaluating this array would run now, with their programs (see fused.explain)."""
         return explain(self)
 
     # ---- attributes -------------------------------------------------------------------------------
     @property
-    def dtype(self) -> np.dtype: return self._dtype
+    def dtype(self) -> DType: return self._dtype
     @property
     def shape(self) -> tuple[int, ...]: return self._shape
     @property
@@ -151,25 +145,16 @@ class Array:
     @property
     def device(self) -> Any: return self._device
 
-    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
-        """A copy on ``device`` (another backend), through the host; the same array when already there."""
-        if device is self._device:
-            return self
-        from ._creation import asarray
-        return asarray(np.asarray(self), device=device)
-
-    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+    def __array_namespace__(self, *, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2024.12", "2023.12", "2022.12"):
             raise DispatchError(f"api_version {api_version!r} is not supported", fix="use '2024.12' or None")
-        from .. import array as namespace
-        return namespace
+        return sys.modules[__name__.rpartition(".")[0]]  # vyre.array (imported before its submodules)
 
     # ---- host interop -----------------------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """Download (``np.asarray(x)``): always a new host array."""
         if copy is False:
             raise ValueError("vyre arrays live on a device: np.asarray needs a copy (copy=False is impossible)")
-        from ._fuse import download
         raw = download(self)  # pending work and the read: one submission
         store = ir_type(self._dtype).storage_scalar.numpy_dtype
         out = raw.view(store)[: self.size]
@@ -204,118 +189,66 @@ class Array:
         body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self._dtype}, device={name})"
 
-    # ---- transposes -------------------------------------------------------------------------------
-    @property
-    def mT(self) -> Array:  # noqa: N802 - the standard's name
-        from ._views import permute_dims
-        if self.ndim < 2:
-            raise DispatchError("mT needs an array of at least 2 dimensions", fix="use expand_dims first")
-        return permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
-
-    @property
-    def T(self) -> Array:  # noqa: N802
-        from ._views import permute_dims
-        if self.ndim != 2:
-            raise DispatchError("T is for 2-D arrays (the standard)", fix="use permute_dims or mT")
-        return permute_dims(self, (1, 0))
-
-    # ---- operators (the namespace's elementwise functions) ---------------------------------------
-    def __add__(self, o: Any) -> Array: return _ew().add(self, o)
-    def __radd__(self, o: Any) -> Array: return _ew().add(o, self)
-    def __sub__(self, o: Any) -> Array: return _ew().subtract(self, o)
-    def __rsub__(self, o: Any) -> Array: return _ew().subtract(o, self)
-    def __mul__(self, o: Any) -> Array: return _ew().multiply(self, o)
-    def __rmul__(self, o: Any) -> Array: return _ew().multiply(o, self)
-    def __truediv__(self, o: Any) -> Array: return _ew().divide(self, o)
-    def __rtruediv__(self, o: Any) -> Array: return _ew().divide(o, self)
-    def __floordiv__(self, o: Any) -> Array: return _ew().floor_divide(self, o)
-    def __rfloordiv__(self, o: Any) -> Array: return _ew().floor_divide(o, self)
-    def __mod__(self, o: Any) -> Array: return _ew().remainder(self, o)
-    def __rmod__(self, o: Any) -> Array: return _ew().remainder(o, self)
-    def __pow__(self, o: Any) -> Array: return _ew().pow(self, o)
-    def __rpow__(self, o: Any) -> Array: return _ew().pow(o, self)
-    def __and__(self, o: Any) -> Array: return _ew().bitwise_and(self, o)
-    def __rand__(self, o: Any) -> Array: return _ew().bitwise_and(o, self)
-    def __or__(self, o: Any) -> Array: return _ew().bitwise_or(self, o)
-    def __ror__(self, o: Any) -> Array: return _ew().bitwise_or(o, self)
-    def __xor__(self, o: Any) -> Array: return _ew().bitwise_xor(self, o)
-    def __rxor__(self, o: Any) -> Array: return _ew().bitwise_xor(o, self)
-    def __lshift__(self, o: Any) -> Array: return _ew().bitwise_left_shift(self, o)
-    def __rlshift__(self, o: Any) -> Array: return _ew().bitwise_left_shift(o, self)
-    def __rshift__(self, o: Any) -> Array: return _ew().bitwise_right_shift(self, o)
-    def __rrshift__(self, o: Any) -> Array: return _ew().bitwise_right_shift(o, self)
-    def __lt__(self, o: Any) -> Array: return _ew().less(self, o)
-    def __le__(self, o: Any) -> Array: return _ew().less_equal(self, o)
-    def __gt__(self, o: Any) -> Array: return _ew().greater(self, o)
-    def __ge__(self, o: Any) -> Array: return _ew().greater_equal(self, o)
-    def __eq__(self, o: Any) -> Array: return _ew().equal(self, o)  # type: ignore[override]
-    def __ne__(self, o: Any) -> Array: return _ew().not_equal(self, o)  # type: ignore[override]
-    def __neg__(self) -> Array: return _ew().negative(self)
-    def __pos__(self) -> Array: return _ew().positive(self)
-    def __abs__(self) -> Array: return _ew().abs(self)
-    def __invert__(self) -> Array: return _ew().bitwise_invert(self)
-
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
-    # ---- delegated to the function families (imported on use: each family is its own module) ----
-    def __matmul__(self, o: Any) -> Array:
-        from ._linalg import matmul
-        return matmul(self, o)
+    if TYPE_CHECKING:  # bound at import to the namespace's functions (vyre/array/_operators.py)
+        def __add__(self, o: Any, /) -> Array: ...
+        def __radd__(self, o: Any, /) -> Array: ...
+        def __sub__(self, o: Any, /) -> Array: ...
+        def __rsub__(self, o: Any, /) -> Array: ...
+        def __mul__(self, o: Any, /) -> Array: ...
+        def __rmul__(self, o: Any, /) -> Array: ...
+        def __truediv__(self, o: Any, /) -> Array: ...
+        def __rtruediv__(self, o: Any, /) -> Array: ...
+        def __floordiv__(self, o: Any, /) -> Array: ...
+        def __rfloordiv__(self, o: Any, /) -> Array: ...
+        def __mod__(self, o: Any, /) -> Array: ...
+        def __rmod__(self, o: Any, /) -> Array: ...
+        def __pow__(self, o: Any, /) -> Array: ...
+        def __rpow__(self, o: Any, /) -> Array: ...
+        def __and__(self, o: Any, /) -> Array: ...
+        def __rand__(self, o: Any, /) -> Array: ...
+        def __or__(self, o: Any, /) -> Array: ...
+        def __ror__(self, o: Any, /) -> Array: ...
+        def __xor__(self, o: Any, /) -> Array: ...
+        def __rxor__(self, o: Any, /) -> Array: ...
+        def __lshift__(self, o: Any, /) -> Array: ...
+        def __rlshift__(self, o: Any, /) -> Array: ...
+        def __rshift__(self, o: Any, /) -> Array: ...
+        def __rrshift__(self, o: Any, /) -> Array: ...
+        def __lt__(self, o: Any, /) -> Array: ...
+        def __le__(self, o: Any, /) -> Array: ...
+        def __gt__(self, o: Any, /) -> Array: ...
+        def __ge__(self, o: Any, /) -> Array: ...
+        def __eq__(self, o: Any, /) -> Array: ...  # type: ignore[override]
+        def __ne__(self, o: Any, /) -> Array: ...  # type: ignore[override]
+        def __neg__(self) -> Array: ...
+        def __pos__(self) -> Array: ...
+        def __abs__(self) -> Array: ...
+        def __invert__(self) -> Array: ...
+        def __matmul__(self, o: Any, /) -> Array: ...
+        def __rmatmul__(self, o: Any, /) -> Array: ...
+        def __getitem__(self, key: Any, /) -> Array: ...
+        def __setitem__(self, key: Any, value: Any, /) -> None: ...
 
-    def __rmatmul__(self, o: Any) -> Array:
-        from ._linalg import matmul
-        return matmul(o, self)
-
-    def __getitem__(self, key: Any) -> Array:
-        from ._indexing import getitem
-        return getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from ._indexing import setitem
-        setitem(self, key, value)
-
-    @property
-    def wgpu_buffer(self) -> Any:
-        """The ``wgpu.GPUBuffer`` holding this array's data (evaluated first), for other WebGPU code."""
-        from ._interop import wgpu_buffer
-        return wgpu_buffer(self)
-
-    # numpy-style methods (not in the standard, which has functions only): the same functions
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Array:
-        from ._stats import sum as f
-        return f(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Array:
-        from ._stats import prod
-        return prod(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
-        from ._stats import min as f
-        return f(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
-        from ._stats import max as f
-        return f(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Array:
-        from ._stats import mean
-        return mean(self, axis=axis, keepdims=keepdims)
-
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Array:
-        from ._search import argmax
-        return argmax(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Array:
-        from ._search import argmin
-        return argmin(self, axis=axis, keepdims=keepdims)
-
-    def reshape(self, *shape: Any) -> Array:
-        from ._views import reshape
-        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
-
-    def astype(self, dtype: Any, copy: bool = True) -> Array:
-        from ._functions import astype
-        return astype(self, dtype, copy=copy)
+        @property
+        def mT(self) -> Array: ...  # noqa: N802 - the standard's name
+        @property
+        def T(self) -> Array: ...  # noqa: N802
+        @property
+        def wgpu_buffer(self) -> Any:
+            """The ``wgpu.GPUBuffer`` holding this array's data (evaluated first), for other WebGPU code."""
+        def to_device(self, device: Backend, /, *, stream: Any = None) -> Array: ...
+        # numpy-style methods (not in the standard, which has functions only): the same functions
+        def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array: ...
+        def prod(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array: ...
+        def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array: ...
+        def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array: ...
+        def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array: ...
+        def argmax(self, axis: int | None = None, keepdims: bool = False) -> Array: ...
+        def argmin(self, axis: int | None = None, keepdims: bool = False) -> Array: ...
+        def reshape(self, *shape: Any) -> Array: ...
+        def astype(self, dtype: Any, copy: bool = True) -> Array: ...
 
     def _inplace(self, result: Array) -> Array:
         # The standard: in-place operators keep the dtype and shape. The result is materialised into its

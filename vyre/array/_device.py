@@ -9,11 +9,15 @@ import contextlib
 import contextvars
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import DeviceMismatchError, UnsupportedDTypeError
+from ._kernels.dtypes import DType
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("vyre_array_backend", default=None)
 
@@ -36,8 +40,13 @@ def current_backend(device: Any = None) -> Any:
     b = _current.get()
     if b is not None:
         return b
-    from ..backends.default import default_backend
     return default_backend()
+
+
+def default_backend() -> Backend:
+    """:func:`vyre.default_backend` (the process-wide GPU backend, else the reference one)."""
+    from ..backends import default  # why: it imports the wgpu backend, loaded on first use
+    return default.default_backend()
 
 
 def same_device(arrays: Sequence[Any], what: str) -> Any:
@@ -53,7 +62,7 @@ def same_device(arrays: Sequence[Any], what: str) -> Any:
 _f16_cache: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # never keeps a backend alive
 
 
-def check_dtype_on(backend: Any, dtype: np.dtype) -> None:
+def check_dtype_on(backend: Any, dtype: DType) -> None:
     """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
     if dtype != np.float16:
         return

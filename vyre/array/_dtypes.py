@@ -1,15 +1,9 @@
-"""The namespace's data types (numpy dtype objects), the standard's promotion table and its data-type
-functions (``finfo``, ``iinfo``, ``result_type``, ``can_cast``, ``isdtype``).
+"""The standard's data types and data type functions (2024.12): the dtype objects (bool, int32, uint32,
+float32, float16), ``astype``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype`` and ``result_type``.
 
-Supported: bool, int32, uint32, float32, float16 (float16 only on backends with ``shader-f16``). The IR has no
-64-bit types, so int64/uint64/float64 raise :class:`~vyre.errors.UnsupportedDTypeError`; numpy input of
-those dtypes is refused (never narrowed silently).
-
-Promotion follows the standard within a kind (int32 + uint32 has no common type there: vyre picks int32,
-wrapping, like the IR's integer arithmetic). Mixed kinds are implementation-defined; vyre's choices:
-bool + number -> the number's dtype; integer + float -> the float dtype (float16 + int32 -> float16, as
-numpy does not). Python scalars take the array's dtype (range-checked: out of range raises); a Python float
-with an integer or bool array gives float32, a Python int with a bool array int32.
+The tables behind them (supported dtypes, their IR types, the promotion rule, the range check of Python
+scalars) are in vyre/array/_kernels/dtypes.py, where the kernels and the array object read them; its
+module docstring gives the promotion choices (mixed kinds are implementation-defined in the standard).
 """
 
 from __future__ import annotations
@@ -21,59 +15,29 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedDTypeError
-from ..ir.types import DataType
-
-bool = np.dtype(np.bool_)  # noqa: A001 - the standard's name
-int32 = np.dtype(np.int32)
-uint32 = np.dtype(np.uint32)
-float32 = np.dtype(np.float32)
-float16 = np.dtype(np.float16)
-
-SUPPORTED = (bool, int32, uint32, float32, float16)
-INTS = (int32, uint32)
-FLOATS = (float32, float16)
-_IR = {bool: DataType.BOOL, int32: DataType.I32, uint32: DataType.U32, float32: DataType.F32, float16: DataType.F16}
-_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.int16, np.int8, np.uint16, np.uint8,
-                               np.complex64, np.complex128)}
-
-
-def as_dtype(dtype: Any, what: str = "dtype") -> np.dtype:
-    """``dtype`` (a numpy dtype, a type such as ``np.float32``, or a name) as one of the supported numpy
-    dtypes; anything else raises UnsupportedDTypeError (64-bit types: the IR has none)."""
-    if dtype is float:
-        return float32
-    if dtype is int:
-        return int32
-    try:
-        d = np.dtype(dtype)
-    except TypeError:
-        raise UnsupportedDTypeError(f"{what}: {dtype!r} is not a data type",
-                                    fix="use one of bool, int32, uint32, float32, float16") from None
-    if d in SUPPORTED:
-        return d
-    why = ("the vyre IR has no 64-bit types (WGSL has none in its core)" if d.itemsize == 8 and d.kind in "iuf"
-           else "vyre arrays hold bool, int32, uint32, float32 and float16 only")
-    raise UnsupportedDTypeError(f"{what}: {d} is not supported: {why}",
-                                fix=f"convert first (e.g. x.astype(np.{_narrow(d)})) or pick a supported dtype")
+from ._array import Array
+from ._device import check_dtype_on
+from ._kernels.dtypes import FLOATS as FLOATS
+from ._kernels.dtypes import INTS as INTS
+from ._kernels.dtypes import SUPPORTED as SUPPORTED
+from ._kernels.dtypes import DType as DType
+from ._kernels.dtypes import as_dtype as as_dtype
+from ._kernels.dtypes import bool as bool  # noqa: A004 - the standard's name
+from ._kernels.dtypes import check_scalar as check_scalar
+from ._kernels.dtypes import float16 as float16
+from ._kernels.dtypes import float32 as float32
+from ._kernels.dtypes import int32 as int32
+from ._kernels.dtypes import ir_type as ir_type
+from ._kernels.dtypes import is_float as is_float
+from ._kernels.dtypes import is_int as is_int
+from ._kernels.dtypes import promote as promote
+from ._kernels.dtypes import uint32 as uint32
+from ._kernels.nodes import Map
 
 
-def _narrow(d: np.dtype) -> str:
-    return {"f": "float32", "i": "int32", "u": "uint32", "b": "bool_"}.get(d.kind, "float32")
-
-
-def ir_type(dtype: np.dtype) -> DataType:
-    """The IR DataType of a supported numpy dtype."""
-    return _IR[dtype]
-
-
-def is_float(d: np.dtype) -> builtins.bool: return d.kind == "f"
-def is_int(d: np.dtype) -> builtins.bool: return d.kind in "iu"
-
-
-def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+def result_type(*arrays_and_dtypes: Any) -> DType:
     """The promoted dtype of arrays and dtypes (Python scalars are ignored when an array is present, per the
     standard; alone they give int32/float32/bool)."""
-    from ._array import Array
     dts = [a.dtype if isinstance(a, Array) else as_dtype(a) for a in arrays_and_dtypes
            if not isinstance(a, (int, float, complex)) or isinstance(a, np.generic)]
     if not dts:
@@ -90,26 +54,8 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return out
 
 
-def promote(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The pairwise promotion rule (see the module docstring for the mixed-kind choices)."""
-    if a == b:
-        return a
-    if a == bool:
-        return b
-    if b == bool:
-        return a
-    if is_float(a) and is_float(b):
-        return float32
-    if is_float(a):
-        return a
-    if is_float(b):
-        return b
-    return int32  # int32 with uint32
-
-
 def can_cast(from_: Any, to: Any) -> builtins.bool:
     """Whether promotion alone may turn ``from_`` into ``to`` (the standard's table, kinds not mixed)."""
-    from ._array import Array
     f = from_.dtype if isinstance(from_, Array) else as_dtype(from_)
     t = as_dtype(to)
     if f == t or f == bool:
@@ -139,7 +85,7 @@ class finfo_object:  # noqa: N801 - the standard's names
     max: float
     min: float
     smallest_normal: float
-    dtype: np.dtype
+    dtype: DType
 
 
 @dataclass(frozen=True)
@@ -147,12 +93,11 @@ class iinfo_object:  # noqa: N801
     bits: int
     max: int
     min: int
-    dtype: np.dtype
+    dtype: DType
 
 
 def finfo(type: Any) -> finfo_object:  # noqa: A002 - the standard's signature
     """Machine limits of a float dtype."""
-    from ._array import Array
     d = type.dtype if isinstance(type, Array) else as_dtype(type)
     if not is_float(d):
         raise UnsupportedDTypeError(f"finfo: {d} is not a floating dtype", fix="use iinfo for integers")
@@ -162,7 +107,6 @@ def finfo(type: Any) -> finfo_object:  # noqa: A002 - the standard's signature
 
 def iinfo(type: Any) -> iinfo_object:  # noqa: A002
     """Machine limits of an integer dtype."""
-    from ._array import Array
     d = type.dtype if isinstance(type, Array) else as_dtype(type)
     if not is_int(d):
         raise UnsupportedDTypeError(f"iinfo: {d} is not an integer dtype", fix="use finfo for floats")
@@ -170,22 +114,17 @@ def iinfo(type: Any) -> iinfo_object:  # noqa: A002
     return iinfo_object(i.bits, int(i.max), int(i.min), d)
 
 
-def check_scalar(value: Any, dtype: np.dtype, what: str) -> None:
-    """A Python scalar operand takes the array's dtype: check it fits (the standard leaves out-of-range
-    values undefined; vyre refuses them)."""
-    if isinstance(value, float) and not is_float(dtype):
-        if dtype == bool or not float(value).is_integer():
-            raise UnsupportedDTypeError(f"{what}: float {value!r} cannot combine with a {dtype} array",
-                                        fix="convert the array first (x.astype(float32)) or pass an int")
-    if isinstance(value, int) and not isinstance(value, builtins.bool) and is_int(dtype):
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            raise UnsupportedDTypeError(f"{what}: {value} is out of range for {dtype}",
-                                        fix=f"pass a value in [{info.min}, {info.max}]")
-    if isinstance(value, int) and not isinstance(value, builtins.bool) and dtype == bool:
-        raise UnsupportedDTypeError(f"{what}: int {value!r} cannot combine with a bool array",
-                                    fix="convert the array first (x.astype(int32))")
+def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
+    """``x`` converted to ``dtype`` (float -> int truncates toward zero and saturates; NaN -> 0); the same
+    array when ``copy=False`` and the dtype matches."""
+    dt = as_dtype(dtype, "astype")
+    if device is not None and device is not x.device:
+        x = x.to_device(device)
+    if dt == x.dtype and not copy:
+        return x
+    check_dtype_on(x.device, dt)
+    return Array(x.shape, dt, x.device, Map("astype" if dt != x.dtype else "positive", (x._node(),), dt, x.shape))
 
 
-__all__ = ["bool", "int32", "uint32", "float32", "float16", "result_type", "can_cast", "isdtype", "finfo",
+__all__ = ["bool", "int32", "uint32", "float32", "float16", "astype", "result_type", "can_cast", "isdtype", "finfo",
            "iinfo"]

@@ -1,10 +1,12 @@
-"""The standard's elementwise functions, recorded lazily (vyre/array/_expr.py) and fused at evaluation.
+"""The standard's elementwise functions (2024.12), each recording one Map node lazily: the work fuses
+at evaluation (vyre/array/_kernels/fused.py), the IR of each op is in vyre/array/_kernels/elementwise.py.
 
 :func:`apply` is the one way to record an elementwise op: device check, broadcasting, promotion, Python
-scalars, the tree limits, then a Map node. Each op's IR lives in :data:`vyre.array._expr.OPS` under its
-name; float math is computed in f32 for float16 (rounded once). Integer and bool inputs of float-only
-functions are converted to float32 first (the standard leaves them implementation-defined). Complex
-numbers are not supported, so conj, real and imag are not provided.
+scalars, the tree limits, then a Map node. Integer and bool inputs of float-only functions are converted
+to float32 first (the standard leaves them implementation-defined). Complex numbers are not supported, so
+conj, real and imag are not provided. ``where`` (the standard lists it with the searching functions,
+vyre/array/_searching.py exports it) is recorded here like any elementwise op; ``astype`` is with the data
+types (vyre/array/_dtypes.py).
 """
 
 from __future__ import annotations
@@ -15,24 +17,26 @@ from typing import Any
 import numpy as np
 
 from ..errors import DispatchError, UnsupportedDTypeError
-from ..ir.builder import ProgramBuilder
-from ..ir.values import Val
 from . import _dtypes as D
-from . import _math as M
 from ._array import Array
 from ._device import same_device
-from ._expr import OPS, Leaf, Map, Node, Scalar, broadcast_view
-from ._fuse import MAX_LEAVES, MAX_NODES, cut
+from ._kernels import elementwise as _ir  # noqa: F401 - registers the ops' IR in OPS
+from ._kernels.dtypes import DType
+from ._kernels.fused import MAX_LEAVES, MAX_NODES, cut
+from ._kernels.index_maps import broadcast_view
+from ._kernels.nodes import Leaf, Map, Node, Scalar
 
 Scalarish = bool | int | float
-F32 = "f32"
 
 
-def _is_scalar(v: Any) -> bool:
+def is_scalar(v: Any) -> bool:
+    """Whether ``v`` is a Python scalar operand (bool, int, float; numpy scalars are not)."""
     return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic)
 
 
-def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+def broadcast_together(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The common shape of ``shapes`` (numpy rules), else DispatchError (see _utility.broadcast_shapes
+    for the public function, which also validates its arguments)."""
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -40,14 +44,14 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
                             fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
 
 
-_PROMOTED: dict[tuple, np.dtype] = {}  # dtypes of the array operands -> their promoted dtype
+_PROMOTED: dict[tuple, DType] = {}  # dtypes of the array operands -> their promoted dtype
 
 
-def _same(d: np.dtype) -> np.dtype:
+def _same(d: DType) -> DType:
     return d
 
 
-def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept: str,
+def _apply2(op: str, x: Any, y: Any, out: Callable[[DType], DType], accept: str,
             float_only: bool) -> Array | None:
     """The common binary case without the general rules: two arrays of one dtype, shape and device, or an
     array and a Python float (float array) or int (int or float array) that needs no promotion, with the
@@ -87,7 +91,7 @@ def _apply2(op: str, x: Any, y: Any, out: Callable[[np.dtype], np.dtype], accept
     return Array._lazy(shape, odt, arr._device, m)
 
 
-def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] = _same,
+def apply(op: str, args: Sequence[Any], *, out: Callable[[DType], DType] = _same,
           accept: str = "biuf", float_only: bool = False, what: str | None = None) -> Array:
     """Record ``op`` over ``args`` (Arrays and Python scalars, at least one Array): the arrays' promoted
     dtype (float32 for ``float_only`` ops given integers) must be of a kind in ``accept`` ('b', 'i', 'u',
@@ -111,7 +115,7 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
     for a in args:
         if isinstance(a, Array):
             arrays.append(a)
-        elif _is_scalar(a):
+        elif is_scalar(a):
             scalars = True
         else:
             raise DispatchError(f"{what or op}: cannot use {type(a).__name__} as an operand",
@@ -129,7 +133,7 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
         # bool arrays gives float32, an int with bool arrays int32 (numpy would widen to 64 bits)
         if dt.kind != "f" and any(isinstance(a, float) for a in args) and "f" in accept:
             dt = D.float32
-        elif dt == D.bool and any(_is_scalar(a) and not isinstance(a, bool) for a in args) and "i" in accept:
+        elif dt == D.bool and any(is_scalar(a) and not isinstance(a, bool) for a in args) and "i" in accept:
             dt = D.int32
     if float_only and dt.kind != "f":
         dt = D.float32
@@ -138,11 +142,11 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
                                     fix="convert with astype to a dtype of kind " + accept)
     if scalars:
         for a in args:
-            if _is_scalar(a):
+            if is_scalar(a):
                 D.check_scalar(a, dt, name)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
-        shape = broadcast_shapes(*[a.shape for a in arrays])
+        shape = broadcast_together(*[a.shape for a in arrays])
     nodes: list[Node] = [a._node() if isinstance(a, Array) else Scalar(a, dt) for a in args]
     nodes = cut(nodes, [a if isinstance(a, Array) else None for a in args])
     for k, n in enumerate(nodes):
@@ -155,222 +159,145 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[np.dtype], np.dtype] =
     return Array(shape, odt, dev, Map(op, tuple(nodes), odt, shape))
 
 
-def _to_bool(d: np.dtype) -> np.dtype: return D.bool
+_NUM, _INT, _INTB, _ALL = "iuf", "iu", "biu", "biuf"
 
 
-# ---- IR of the ops: (b, args, arg_dtypes, out_dtype) -> Val -------------------------------------
-
-def _reg(name: str) -> Callable:
-    def deco(fn: Callable) -> Callable:
-        OPS[name] = fn
-        return fn
-    return deco
+def _b(d: DType) -> DType: return D.bool
 
 
-def _in_f32(fn: Callable) -> Callable:
-    """Compute ``fn(b, *f32 args)`` in f32; the result is cast back to an f16 output."""
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-        wide = [a.cast(F32) if d == D.float16 else a for a, d in zip(args, dts)]
-        r = fn(b, *wide)
-        return r.cast("f16") if out == D.float16 else r
-    return emit
+def add(x1: Any, x2: Any, /) -> Array: return apply("add", [x1, x2], accept=_NUM)
+def subtract(x1: Any, x2: Any, /) -> Array: return apply("subtract", [x1, x2], accept=_NUM)
+def multiply(x1: Any, x2: Any, /) -> Array: return apply("multiply", [x1, x2], accept=_NUM)
+def divide(x1: Any, x2: Any, /) -> Array: return apply("divide", [x1, x2], accept="f", float_only=True)
+def floor_divide(x1: Any, x2: Any, /) -> Array: return apply("floor_divide", [x1, x2], accept=_NUM)
+def remainder(x1: Any, x2: Any, /) -> Array: return apply("remainder", [x1, x2], accept=_NUM)
+def pow(x1: Any, x2: Any, /) -> Array:  # noqa: A001
+    # x ** 2 as x * x on floats (numpy's fast path too): exact, where pow's exp2(2 log2 x) is not
+    if isinstance(x1, Array) and x1.dtype.kind == "f" and type(x2) in (int, float) and x2 == 2:
+        return apply("multiply", [x1, x1], accept=_NUM)
+    return apply("pow", [x1, x2], accept=_NUM)
 
 
-def _simple(fn: Callable) -> Callable:
-    return lambda b, args, dts, out: fn(b, *args)
+def maximum(x1: Any, x2: Any, /) -> Array: return apply("maximum", [x1, x2], accept=_NUM)
+def minimum(x1: Any, x2: Any, /) -> Array: return apply("minimum", [x1, x2], accept=_NUM)
+def atan2(x1: Any, x2: Any, /) -> Array: return apply("atan2", [x1, x2], accept="f", float_only=True)
+def hypot(x1: Any, x2: Any, /) -> Array: return apply("hypot", [x1, x2], accept="f", float_only=True)
+def logaddexp(x1: Any, x2: Any, /) -> Array: return apply("logaddexp", [x1, x2], accept="f", float_only=True)
+def copysign(x1: Any, x2: Any, /) -> Array: return apply("copysign", [x1, x2], accept="f", float_only=True)
 
 
-@_reg("astype")
-def _astype(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-    x, d = args[0], dts[0]
-    if out == D.bool:
-        if d.kind == "f":  # NaN is truthy (NaN != 0 is not portable, see docs/architecture.md)
-            w = x.cast(F32) if d == D.float16 else x
-            return (w != 0.0) | M.isnan(b, w)
-        return x != 0 if d != D.bool else x
-    return x.cast(D.ir_type(out))
+def nextafter(x1: Any, x2: Any, /) -> Array:
+    """The next float32 after x1 toward x2 (float32 only: float16 raises; results that are subnormal may be
+    flushed to zero by GPUs)."""
+    r = apply("nextafter", [x1, x2], accept="f", float_only=True)
+    if r.dtype != D.float32:
+        raise UnsupportedDTypeError("nextafter supports float32 only", fix="astype(float32) first")
+    return r
 
 
-OPS["positive"] = _simple(lambda b, x: x)
-OPS["add"] = _simple(lambda b, x, y: x + y)
-OPS["subtract"] = _simple(lambda b, x, y: x - y)
-OPS["multiply"] = _simple(lambda b, x, y: x * y)
-OPS["square"] = _simple(lambda b, x: x * x)
-OPS["divide"] = _simple(lambda b, x, y: x / y)
-OPS["reciprocal"] = _simple(lambda b, x: 1.0 / x)
-OPS["abs"] = lambda b, args, dts, out: args[0] if out.kind in "ub" else args[0].abs()
-OPS["negative"] = lambda b, args, dts, out: (0 - args[0]) if out.kind == "u" else -args[0]
-OPS["bitwise_and"] = _simple(lambda b, x, y: x & y)
-OPS["bitwise_or"] = _simple(lambda b, x, y: x | y)
-OPS["bitwise_xor"] = lambda b, args, dts, out: (args[0] != args[1]) if out == D.bool else args[0] ^ args[1]
-OPS["bitwise_invert"] = _simple(lambda b, x: ~x)
-OPS["logical_not"] = _simple(lambda b, x: ~x)
-OPS["where"] = _simple(lambda b, c, x, y: b.select(c, x, y))
-OPS["maximum"] = _in_f32(lambda b, x, y: x.max(y) if x.dtype.value != "f32" else
-                         b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), x.max(y)))
-OPS["minimum"] = _in_f32(lambda b, x, y: x.min(y) if x.dtype.value != "f32" else
-                         b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), x.min(y)))
+def equal(x1: Any, x2: Any, /) -> Array: return apply("equal", [x1, x2], out=_b)
+def not_equal(x1: Any, x2: Any, /) -> Array: return apply("not_equal", [x1, x2], out=_b)
+def less(x1: Any, x2: Any, /) -> Array: return apply("less", [x1, x2], out=_b, accept=_NUM)
+def less_equal(x1: Any, x2: Any, /) -> Array: return apply("less_equal", [x1, x2], out=_b, accept=_NUM)
+def greater(x1: Any, x2: Any, /) -> Array: return apply("greater", [x1, x2], out=_b, accept=_NUM)
+def greater_equal(x1: Any, x2: Any, /) -> Array: return apply("greater_equal", [x1, x2], out=_b, accept=_NUM)
+def bitwise_and(x1: Any, x2: Any, /) -> Array: return apply("bitwise_and", [x1, x2], accept=_INTB)
+def bitwise_or(x1: Any, x2: Any, /) -> Array: return apply("bitwise_or", [x1, x2], accept=_INTB)
+def bitwise_xor(x1: Any, x2: Any, /) -> Array: return apply("bitwise_xor", [x1, x2], accept=_INTB)
+def bitwise_invert(x: Array, /) -> Array: return apply("bitwise_invert", [x], accept=_INTB)
 
 
-def _cmp(fn: Callable, nan_result: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-        x, y = args
-        if dts[0].kind != "f":
-            return fn(x, y)
-        wx, wy = (x.cast(F32), y.cast(F32)) if dts[0] == D.float16 else (x, y)
-        either = M.isnan(b, wx) | M.isnan(b, wy)
-        return (fn(x, y) & ~either) if not nan_result else (fn(x, y) | either)
-    return emit
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Array:
+    """x1 << x2; shifts of 32 or more give 0 (numpy's result), negative shifts count as >= 32."""
+    return apply("bitwise_left_shift", [x1, x2], accept=_INT)
 
 
-OPS["equal"] = _cmp(lambda x, y: x == y, False)
-OPS["not_equal"] = _cmp(lambda x, y: x != y, True)
-OPS["less"] = _cmp(lambda x, y: x < y, False)
-OPS["less_equal"] = _cmp(lambda x, y: x <= y, False)
-OPS["greater"] = _cmp(lambda x, y: x > y, False)
-OPS["greater_equal"] = _cmp(lambda x, y: x >= y, False)
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Array:
+    """x1 >> x2 (arithmetic on int32); shifts of 32 or more give 0, or -1 for negative int32 x1."""
+    return apply("bitwise_right_shift", [x1, x2], accept=_INT)
 
 
-@_reg("floor_divide")
-def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-    x, y = args
-    if out.kind == "u":
-        return b.select(y == 0, b.lit(0, "u32"), x / y)
-    if out.kind == "i":
-        q = b.let(x / y)
-        adjust = (x % y != 0) & ((x < 0) != (y < 0))
-        return b.select(y == 0, b.lit(0, "i32"), b.select(adjust, q - 1, q))
-    return _in_f32(lambda b, x, y: _float_floordiv(b, x, y))(b, args, dts, out)
+def as_bool(x: Any) -> Any:
+    """An array as a lazy bool array (non-zero, NaN true), a Python scalar as a bool."""
+    if isinstance(x, Array) and x.dtype != D.bool:
+        return Array(x.shape, D.bool, x.device, Map("astype", (x._node(),), D.bool, x.shape))
+    return bool(x) if not isinstance(x, Array) else x
 
 
-def _float_floordiv(b: ProgramBuilder, x: Val, y: Val) -> Val:
-    # numpy's npy_divmod: exact fmod, then correct the rounded quotient
-    mod = b.let(x % y)
-    div = b.let((x - mod) / y)
-    div = b.let(b.select((mod != 0.0) & ((y < 0.0) != (mod < 0.0)), div - 1.0, div))
-    fl = b.let(div.floor())
-    fl = b.select(div - fl > 0.5, fl + 1.0, fl)
-    r = b.select(div == 0.0, M.copysign(b, b.lit(0.0), x / y), fl)
-    return b.select(y == 0.0, x / y, r)
+def logical_and(x1: Any, x2: Any, /) -> Array: return apply("bitwise_and", [as_bool(x1), as_bool(x2)])
+def logical_or(x1: Any, x2: Any, /) -> Array: return apply("bitwise_or", [as_bool(x1), as_bool(x2)])
+def logical_xor(x1: Any, x2: Any, /) -> Array: return apply("bitwise_xor", [as_bool(x1), as_bool(x2)])
+def logical_not(x: Array, /) -> Array: return apply("logical_not", [as_bool(x)])
 
 
-@_reg("remainder")
-def _remainder(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-    x, y = args
-    if out.kind in "iu":
-        r = b.let(x % y)
-        if out.kind == "u":
-            return r
-        return b.select((r != 0) & ((r < 0) != (y < 0)), r + y, r)
-
-    def flt(b: ProgramBuilder, x: Val, y: Val) -> Val:
-        m = b.let(x % y)
-        fixed = b.select((m != 0.0) & ((y < 0.0) != (m < 0.0)), m + y, m)
-        return b.select(m == 0.0, M.copysign(b, b.lit(0.0), y), fixed)
-    return _in_f32(flt)(b, args, dts, out)
-
-
-@_reg("pow")
-def _pow(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-    x, y = args
-    if out.kind in "iu":
-        t = D.ir_type(out)
-        acc = b.var(t, 1)
-        base = b.var(t, x)
-        e = b.var("u32", y.cast("u32") if out.kind == "i" else y)
-        with b.for_range(0, 32):
-            with b.if_((e & 1) == 1):
-                acc.set(acc * base)
-            base.set(base * base)
-            e.set(e >> 1)
-        if out.kind == "u":
-            return acc
-        neg = b.select(x == 1, b.lit(1, "i32"), b.select(x == -1, b.select((y & 1) == 1, b.lit(-1, "i32"),
-                                                                           b.lit(1, "i32")), b.lit(0, "i32")))
-        return b.select(y < 0, neg, acc)
-
-    def flt(b: ProgramBuilder, x: Val, y: Val) -> Val:
-        ax = b.let(x.abs())
-        # WGSL leaves pow(0, y) and pow(inf, y) undefined (exp2(y log2 x)) and 1^inf is NaN through it:
-        # IEEE's values are set here (0^-y = inf, inf^-y = 0, (+-1)^(+-inf) = 1)
-        huge = b.let(M.fbits(b, M.INF_BITS))
-        r = b.let(ax.pow(y))
-        r = b.select(ax == 0.0, b.select(y < 0.0, huge, b.lit(0.0)), r)
-        r = b.select(M.isinf(b, ax), b.select(y < 0.0, b.lit(0.0), huge), r)
-        r = b.select((ax == 1.0) & M.isinf(b, y), b.lit(1.0), r)
-        yint = y.floor() == y
-        odd = yint & ((y * 0.5).floor() != y * 0.5)
-        r = b.select(x < 0.0, b.select(yint, b.select(odd, -r, r), b.select(M.isfinite(b, x), M.nan(b), r)), r)
-        r = b.select((x == 0.0) & odd & M.signbit(b, x), -r, r)
-        # NaN by its bits (lavapipe's float compares with NaN are unreliable); x^0 = 1^y = 1 even for NaN
-        one = ((y == 0.0) & ~M.isnan(b, y)) | ((x == 1.0) & ~M.isnan(b, x))
-        return b.select(one, b.lit(1.0), b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), r))
-    return _in_f32(flt)(b, args, dts, out)
+def negative(x: Array, /) -> Array: return apply("negative", [x], accept=_NUM)
+def positive(x: Array, /) -> Array: return apply("positive", [x], accept=_NUM)
+def abs(x: Array, /) -> Array: return apply("abs", [x], accept=_NUM)  # noqa: A001
+def square(x: Array, /) -> Array: return apply("square", [x], accept=_NUM)
+def sign(x: Array, /) -> Array: return apply("sign", [x], accept=_NUM)
+def reciprocal(x: Array, /) -> Array: return apply("reciprocal", [x], accept="f", float_only=True)
+def floor(x: Array, /) -> Array: return apply("floor", [x], accept=_NUM)
+def ceil(x: Array, /) -> Array: return apply("ceil", [x], accept=_NUM)
+def trunc(x: Array, /) -> Array: return apply("trunc", [x], accept=_NUM)
+def round(x: Array, /) -> Array: return apply("round", [x], accept=_NUM)  # noqa: A001
+def isnan(x: Array, /) -> Array: return apply("isnan", [x], out=_b, accept=_NUM)
+def isinf(x: Array, /) -> Array: return apply("isinf", [x], out=_b, accept=_NUM)
+def isfinite(x: Array, /) -> Array: return apply("isfinite", [x], out=_b, accept=_NUM)
+def signbit(x: Array, /) -> Array: return apply("signbit", [x], out=_b, accept="f", float_only=True)
 
 
-def _shift(left: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-        x, y = args
-        big = (y.cast("u32") >= 32) if out.kind == "i" else (y >= 32)
-        amount = y.cast("u32") if out.kind == "i" else y
-        if left:
-            return b.select(big, b.lit(0, D.ir_type(out)), x << amount)
-        fill = b.select(x < 0, b.lit(-1, "i32"), b.lit(0, "i32")) if out.kind == "i" else b.lit(0, "u32")
-        return b.select(big, fill, x >> amount)
-    return emit
+def _float_fn(name: str) -> Any:
+    def fn(x: Array, /) -> Array:
+        return apply(name, [x], accept="f", float_only=True)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (float; integer input is converted to float32). Accuracy: vyre/array/_math.py."
+    return fn
 
 
-OPS["bitwise_left_shift"] = _shift(True)
-OPS["bitwise_right_shift"] = _shift(False)
-
-_FLOAT_IR: dict[str, Callable[..., Val]] = {
-    "sqrt": lambda b, x: x.sqrt(), "exp": lambda b, x: x.exp(), "log": lambda b, x: x.log(),
-    "log2": lambda b, x: x.log2(), "sin": lambda b, x: x.sin(), "cos": lambda b, x: x.cos(),
-    "tan": lambda b, x: x.tan(), "tanh": lambda b, x: M.keep_nan(b, x, x.max(-10.0).min(10.0).tanh()),
-    "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan, "asin": M.asin, "acos": M.acos,
-    "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh, "atanh": M.atanh,
-    "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
-    "nextafter": M.nextafter,
-}
-for _name, _fn in _FLOAT_IR.items():
-    OPS[_name] = _in_f32(_fn)
+_FLOAT_FNS = ("sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh")
+sqrt, exp, expm1, log, log1p, log2, log10, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, \
+    atanh = (_float_fn(n) for n in _FLOAT_FNS)
 
 
-def _rounding(fn: Callable) -> Callable:
-    return lambda b, args, dts, out: args[0] if out.kind in "iub" else fn(args[0])
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    """``x`` limited to [min, max] (either may be None, a scalar or an array); the dtype of ``x``."""
+    out = x
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
+    return out if out is not x else positive(x)
 
 
-OPS["floor"] = _rounding(lambda x: x.floor())
-OPS["ceil"] = _rounding(lambda x: x.ceil())
-OPS["trunc"] = _rounding(lambda x: x.trunc())
-OPS["round"] = _rounding(lambda x: x.round())
+def where(condition: Array, x1: Any, x2: Any, /) -> Array:
+    """``x1`` where ``condition`` else ``x2`` (broadcast; Python scalars allowed; fused like any
+    elementwise op). A non-bool condition is tested against zero."""
+    if not isinstance(condition, Array):
+        raise UnsupportedDTypeError("where: condition must be an array", fix="wrap it with asarray")
+    cond = as_bool(condition)
+    arrays = [a for a in (x1, x2) if isinstance(a, Array)]
+    for v in (x1, x2):
+        if not isinstance(v, Array) and not is_scalar(v):
+            raise UnsupportedDTypeError(f"where: cannot use {type(v).__name__}", fix="pass arrays or scalars")
+    dev = same_device([cond, *arrays], "where")
+    dt = D.result_type(*[a.dtype for a in arrays]) if arrays else D.result_type(x1, x2)
+    for v in (x1, x2):
+        if is_scalar(v):
+            D.check_scalar(v, dt, "where")
+    shape = broadcast_together(cond.shape, *[a.shape for a in arrays])
+    ops = [cond, x1, x2]
+    nodes = cut([a._node() if isinstance(a, Array) else Scalar(a, dt) for a in ops],
+                [a if isinstance(a, Array) else None for a in ops])
+    nodes = [n if n.dtype == dt or k == 0 or isinstance(n, Scalar) else Map("astype", (n,), dt, n.shape)
+             for k, n in enumerate(nodes)]
+    nodes = [broadcast_view(n, shape) for n in nodes]
+    return Array(shape, dt, dev, Map("where", tuple(nodes), dt, shape))
 
 
-def _float_test(fn: Callable, for_ints: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-        d = dts[0]
-        if d.kind != "f":
-            return b.lit(for_ints, "bool")
-        return fn(b, args[0].cast(F32) if d == D.float16 else args[0])
-    return emit
-
-
-OPS["isnan"] = _float_test(M.isnan, False)
-OPS["isinf"] = _float_test(M.isinf, False)
-OPS["isfinite"] = _float_test(M.isfinite, True)
-OPS["signbit"] = _float_test(M.signbit, False)
-
-
-@_reg("sign")
-def _sign(b: ProgramBuilder, args: list[Val], dts: list, out: np.dtype) -> Val:
-    x = args[0]
-    if out.kind == "u":
-        return b.select(x == 0, b.lit(0, "u32"), b.lit(1, "u32"))
-    if out.kind == "i":
-        return x.sign()
-    w = x.cast(F32) if out == D.float16 else x
-    r = b.select(M.isnan(b, w), M.nan(b), b.select(w > 0.0, b.lit(1.0), b.select(w < 0.0, b.lit(-1.0), w)))
-    return r.cast("f16") if out == D.float16 else r
-
-
-__all__ = ["apply", "broadcast_shapes"]
+__all__ = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
+           "atan2", "hypot", "logaddexp", "copysign", "nextafter", "equal", "not_equal", "less", "less_equal",
+           "greater", "greater_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
+           "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "negative", "positive", "abs", "square", "sign", "reciprocal", "floor", "ceil", "trunc",
+           "round", "isnan", "isinf", "isfinite", "signbit", *_FLOAT_FNS, "clip"]

@@ -31,7 +31,7 @@ from ._device import check_dtype_on, current_backend
 
 
 def _wgpu_backend(device: Any, what: str) -> Any:
-    from ..backends.wgpu.backend import WgpuBackend
+    from ..backends.wgpu.backend import WgpuBackend  # why: imports wgpu; loaded on first use
 
     if not isinstance(device, WgpuBackend):
         raise DispatchError(f"{what}: the array lives on {device!r}, which has no wgpu buffers",
@@ -46,7 +46,7 @@ def wgpu_buffer(x: Array, /) -> Any:
         raise DispatchError(f"wgpu_buffer takes a vyre array, got {type(x).__name__}",
                             fix="pass an array made by vyre.array (asarray, zeros, ...)")
     backend = _wgpu_backend(x.device, "wgpu_buffer")
-    from ..backends.wgpu.interop import buffer_of
+    from ..backends.wgpu.interop import buffer_of  # why: imports wgpu; loaded on first use
     return buffer_of(backend, x.handle)
 
 
@@ -65,7 +65,7 @@ def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, 
     if n == 0:
         return out
     h = out._allocate()
-    from ..backends.wgpu.interop import copy_into
+    from ..backends.wgpu.interop import copy_into  # why: imports wgpu; loaded on first use
     copy_into(backend, buffer, h, storage_nbytes(D.ir_type(dt), n))
     return out
 

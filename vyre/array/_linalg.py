@@ -1,38 +1,58 @@
-"""Linear algebra functions of the standard: matmul (and ``@``), matrix_transpose, vecdot, tensordot.
+"""The standard's linear algebra: matmul (and ``@``), matrix_transpose, tensordot, vecdot (the main
+namespace's functions), and the ``linalg`` extension (2024.12, re-exported by vyre/array/linalg.py), the
+part that needs no matrix decomposition: cross, diagonal, matrix_norm, matrix_power, outer, trace,
+vector_norm, built on the products, on views and on the reductions, so pending work fuses in.
 
 * float32 products run the op library's tiled GEMM (vyre/ops/linalg/matmul.py): ``matmul`` for 2-D
   and for stacks multiplied by one matrix (the stack folds into M), ``matmul.batched`` otherwise;
   float16 runs ``matmul.f16`` (f32 accumulation, one rounding) when the stack folds, else the simple
-  kernel below with the same accumulation. int32/uint32 run the simple kernel (one invocation per
-  output element, exact with wrap-around like numpy's int32).
+  kernel (vyre/array/_kernels/matmul.py) with the same accumulation. int32/uint32 run the simple kernel
+  (one invocation per output element, exact with wrap-around like numpy's int32).
 * Operands are bound as they are when materialised and row-major in the needed shape (a reshape of a
   materialised array too); otherwise (pending expressions, transposes, broadcast batch dimensions) they
   are evaluated into contiguous buffers in the same submission as the product.
 * vecdot fuses ``x1 * x2`` (broadcast, the axis moved last) into a reduction kernel: one invocation per
   result, summing in f32 for float16 and in the dtype otherwise.
 * tensordot permutes and reshapes both operands to 2-D and calls the same product.
+* diagonal: a strided view (stride N + 1 along the last two axes); trace sums it; outer:
+  ``x1[:, None] * x2[None, :]``, lazy; cross: three lazy components joined by ``stack``;
+  vector_norm / matrix_norm: ``abs``/powers fused into one reduction per pass (float32 sums);
+  matrix_power: repeated squaring with ``matmul``.
+
+Not provided (they need decompositions or pivoting, none written for WebGPU here): cholesky, det, eigh,
+eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals; matrix_norm's ord 2, -2 and 'nuc'
+(singular values) and matrix_power with n < 0 (an inverse) raise UnsupportedFeatureError.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DispatchError
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
+from ..errors import DispatchError, UnsupportedFeatureError
 from . import _dtypes as D
 from ._array import Array
-from ._creation import zeros
+from ._creation import eye, zeros
 from ._device import same_device
-from ._elementwise import broadcast_shapes
-from ._expr import Emitter, Leaf, Reshape, collect
-from ._fuse import ProgramCache, plan, plan_for_node
+from ._elementwise import abs as _abs
+from ._elementwise import broadcast_together, equal, multiply, not_equal, sqrt
+from ._kernels.fused import plan, plan_for_node
+from ._kernels.index_maps import Reshape, Strided, strides_of
+from ._kernels.matmul import gemm_steps, generic_program, vecdot_program
+from ._kernels.nodes import Leaf
+from ._manipulation import stack
+from ._searching import where
+from ._statistical import max as _max
+from ._statistical import min as _min
+from ._statistical import normalize_axes
+from ._statistical import sum as _sum
 from ._views import broadcast_to, permute_dims, reshape
 
-_cached = ProgramCache(256).get
 _MAX_U32 = 2**32 - 1
+_Ord = int | float | str | None
 
 
 def _operands(what: str, x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -66,42 +86,13 @@ def _sharing(shape: tuple[int, ...], dtype: Any, dev: Any, owner: Array) -> Arra
     return r
 
 
-def _generic(dtype: Any, nb: int, m: int, k: int, n: int) -> Program:
-    """C[z] = A[z] @ B[z] for contiguous stacks, one invocation per element of C (f16: f32 sums)."""
-    t = D.ir_type(dtype).value
-    acc_t = "f32" if dtype == D.float16 else t
-
-    def build() -> Program:
-        b = ProgramBuilder(f"array_matmul_{t}", 256)
-        a_ = b.buffer("a", t, "read", count=nb * m * k)
-        b_ = b.buffer("b", t, "read", count=nb * k * n)
-        c_ = b.buffer("c", t, "write", count=nb * m * n)
-        b.set_grid_from(c_)
-        i = b.global_index()
-        with b.if_(i < b.lit(nb * m * n, "u32")):
-            z = b.let(i / b.lit(m * n, "u32"))
-            row = b.let((i / b.lit(n, "u32")) % b.lit(m, "u32"))
-            col = b.let(i % b.lit(n, "u32"))
-            a0 = b.let(z * b.lit(m * k, "u32") + row * b.lit(k, "u32"))
-            b0 = b.let(z * b.lit(k * n, "u32") + col)
-            acc = b.var(acc_t, b.lit(0, acc_t))
-            with b.for_range(b.lit(0, "u32"), b.lit(k, "u32")) as kk:
-                x, y = a_[a0 + kk], b_[b0 + kk * b.lit(n, "u32")]
-                acc += (x.cast("f32") * y.cast("f32")) if acc_t != t else x * y
-            c_[i] = acc.cast(t) if acc_t != t else acc
-        return b.build()
-
-    return _cached(("generic", t, nb, m, k, n), build)
-
-
 def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int, dt: Any, dev: Any) -> Array:
     """``a @ b`` with ``a`` broadcastable to (*batch, m, k) and ``b`` to (*batch, k, n): a new
     materialised (*batch, m, n) array, one submission."""
     shape = (*batch, m, n)
     if math.prod(shape) == 0 or k == 0:
         return zeros(shape, dtype=dt, device=dev)
-    from ._functions import astype
-    a, b = astype(a, dt, copy=False), astype(b, dt, copy=False)
+    a, b = D.astype(a, dt, copy=False), D.astype(b, dt, copy=False)
     nb = math.prod(batch)
     fold = math.prod(b.shape[:-2]) == 1  # one right matrix: the stack is one (nb*m, k) @ (k, n)
     a_full = (*batch, m, k)
@@ -115,17 +106,12 @@ def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int,
     p = plan([x for x in (a, b) if x.is_lazy], dev)
     handles = [a._allocate(), b._allocate(), out._allocate(zeroed=False)]  # both kernels write every element
     if dt == D.float32 or (dt == D.float16 and fold):
-        from ..ops.api import pipeline_for
-        op = "matmul" if dt == D.float32 else "matmul.f16"
-        params = {"m": nb * m, "k": k, "n": n} if fold else {"batch": nb, "m": m, "k": k, "n": n}
-        pipe = pipeline_for(op if fold else "matmul.batched", params)
-        from ..backends.config import DispatchConfig
-        for step in pipe.steps:  # coerce: one config per grid, so the backend's per-step plan memo hits
-            p.steps.append((step.program, handles, DispatchConfig.coerce(step.grid)))
+        for prog, config in gemm_steps(dt, fold, nb, m, k, n):
+            p.steps.append((prog, handles, config))
     else:
         if fold and nb > 1:  # the simple kernel reads a stacked B: fold the stack into M instead
             nb, m = 1, nb * m
-        p.steps.append((_generic(dt, nb, m, k, n), handles))
+        p.steps.append((generic_program(dt, nb, m, k, n), handles))
     p.run()
     return out
 
@@ -143,7 +129,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     if k != k2:
         raise DispatchError(f"matmul: shapes {list(x1.shape)} and {list(x2.shape)} do not line up "
                             f"({k} != {k2})", fix="x1.shape[-1] must equal x2.shape[-2] (x2.shape[0] when 1-D)")
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_together(a.shape[:-2], b.shape[:-2])
     out = _product(a, b, batch, m, k, n, dt, dev)
     final = (*batch, *((m,) if x1.ndim > 1 else ()), *((n,) if x2.ndim > 1 else ()))
     return out if final == out.shape else _sharing(final, dt, dev, out)
@@ -155,23 +141,6 @@ def matrix_transpose(x: Array, /) -> Array:
         raise DispatchError(f"matrix_transpose: expected a vyre array, got {type(x).__name__}",
                             fix="convert it first: vyre.array.asarray(value)")
     return x.mT
-
-
-def _vecdot_program(node: Any, rows: int, k: int, dt: Any) -> Program:
-    b = ProgramBuilder("array_vecdot", 256)
-    e = Emitter(b, node)
-    t = D.ir_type(dt).value
-    acc_t = D.ir_type(node.dtype).value
-    out = b.buffer("out", t, "write", count=rows)
-    b.set_grid_from(out)
-    i = b.global_index()
-    with b.if_(i < b.lit(rows, "u32")):
-        base = b.let(i * b.lit(k, "u32"))
-        acc = b.var(acc_t, b.lit(0, acc_t))
-        with b.for_range(b.lit(0, "u32"), b.lit(k, "u32")) as j:
-            acc += e.value(base + j)
-        out[i] = acc.cast(t) if acc_t != t else acc
-    return b.build()
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
@@ -193,22 +162,20 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if s1[ax] != s2[ax]:
         raise DispatchError(f"vecdot: sizes {s1[ax]} and {s2[ax]} along axis {axis} differ",
                             fix="the contracted axis must have the same size in both arrays")
-    shape = broadcast_shapes(s1, s2)
+    shape = broadcast_together(s1, s2)
     k = shape[ax]
     res_shape = shape[:ax] + shape[ax + 1:]
     rows = math.prod(res_shape)
     if rows == 0 or k == 0:
         return zeros(res_shape, dtype=dt, device=dev)
-    from ._functions import astype, multiply
     acc = D.float32 if dt == D.float16 else dt
     perm = (*range(ax), *range(ax + 1, nd), ax)
-    ops = [permute_dims(broadcast_to(astype(x, acc, copy=False), shape), perm) for x in (x1, x2)]
+    ops = [permute_dims(broadcast_to(D.astype(x, acc, copy=False), shape), perm) for x in (x1, x2)]
     node = multiply(ops[0], ops[1])._node()
-    prog = _cached(("vecdot", collect(node).key, rows, k, dt.str), lambda: _vecdot_program(node, rows, k, dt))
-    e = Emitter(ProgramBuilder("array_vecdot_bind", 1), node)  # this tree's buffers, in the program's order
+    prog = vecdot_program(node, rows, k, dt)
     out = Array(res_shape, dt, dev)
     p = plan_for_node(node, dev)
-    p.steps.append((prog, [*p.bind(e), out._allocate()]))
+    p.steps.append((prog, [*p.bind(node), out._allocate()]))  # the tree's buffers, in the program's order
     p.run()
     return out
 
@@ -254,4 +221,181 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     return out if final == out.shape else _sharing(final, dt, dev, out)
 
 
-__all__ = ["matmul", "matrix_transpose", "vecdot", "tensordot"]
+def _check(x: Any, what: str) -> Array:
+    if not isinstance(x, Array):
+        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                            fix="convert with vyre.array.asarray first")
+    return x
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, builtins.bool):
+        raise DispatchError(f"{what} must be an int, got {v!r}", fix="pass an int")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise DispatchError(f"{what} must be an int, got {v!r}", fix="pass an int") from None
+
+
+def diagonal(x: Array, /, *, offset: int = 0) -> Array:
+    """The diagonals of the last two axes (``offset`` > 0: above the main one, < 0: below), shape
+    (..., k): a lazy strided view."""
+    x = _check(x, "diagonal")
+    off = _int(offset, "diagonal: offset")
+    if x.ndim < 2:
+        raise DispatchError(f"diagonal: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
+                            fix="reshape it to (..., M, N)")
+    m, n = x.shape[-2:]
+    k = builtins.max(0, builtins.min(m, n - off) if off >= 0 else builtins.min(m + off, n))
+    shape = (*x.shape[:-2], k)
+    if k == 0 or math.prod(shape) == 0:
+        return zeros(shape, dtype=x.dtype, device=x.device)
+    st = strides_of(x.shape)
+    start = off if off >= 0 else -off * n
+    return Array(shape, x.dtype, x.device, Strided(x._node(), shape, start, (*st[:-2], n + 1)))
+
+
+def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
+    """The sum of each diagonal (see :func:`diagonal`), with ``sum``'s dtype rules (int32 stays int32)."""
+    d = diagonal(x, offset=offset)
+    return _sum(d, axis=-1, dtype=dtype)
+
+
+def outer(x1: Array, x2: Array, /) -> Array:
+    """The outer product of two 1-D arrays, shape (len(x1), len(x2)): lazy (fuses into its consumer)."""
+    a, b = _check(x1, "outer"), _check(x2, "outer")
+    same_device([a, b], "outer")
+    if a.ndim != 1 or b.ndim != 1:
+        raise DispatchError(f"outer: needs 1-D arrays, got shapes {list(a.shape)} and {list(b.shape)}",
+                            fix="reshape both to 1-D")
+    if D.promote(a.dtype, b.dtype) == D.bool:
+        raise DispatchError("outer: needs numeric arrays", fix="convert with astype first")
+    return reshape(a, (a.shape[0], 1)) * reshape(b, (1, b.shape[0]))
+
+
+def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """The 3-vector cross product along ``axis`` (counted from the last axis; the other axes broadcast)."""
+    a, b = _check(x1, "cross"), _check(x2, "cross")
+    same_device([a, b], "cross")
+    if D.promote(a.dtype, b.dtype) == D.bool:
+        raise DispatchError("cross: needs numeric arrays", fix="convert with astype first")
+    ax = _int(axis, "cross: axis")
+    low = builtins.min(a.ndim, b.ndim)
+    if low == 0 or not -low <= ax <= -1:
+        raise DispatchError(f"cross: axis {axis} is out of range for {a.ndim}-d and {b.ndim}-d arrays",
+                            fix=f"use an axis in [-{builtins.max(low, 1)}, -1] (counted from the last axis)")
+    if a.shape[ax] != 3 or b.shape[ax] != 3:
+        raise DispatchError(f"cross: axis {axis} must have size 3 in both arrays, got {a.shape[ax]} and "
+                            f"{b.shape[ax]}", fix="pass arrays of 3-vectors")
+    broadcast_together(a.shape, b.shape)
+    tail = (slice(None),) * (-ax - 1)
+    u = [a[(..., k, *tail)] for k in range(3)]
+    v = [b[(..., k, *tail)] for k in range(3)]
+    parts = (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+    return stack(parts, axis=ax)
+
+
+def _float(x: Array) -> Array:
+    """Integer and bool inputs of the norms are computed in float32 (numpy: float64)."""
+    return x if x.dtype.kind == "f" else D.astype(x, D.float32)
+
+
+def _back(v: Array, dtype: Any) -> Array:
+    return v if v.dtype == dtype else D.astype(v, dtype)
+
+
+def _largest(v: Array, *, axis: Any, keepdims: bool) -> Array:
+    """max over ``axis`` of a non-negative ``v``; 0 over zero elements (numpy's norms: an empty max is 0)."""
+    axes = normalize_axes(axis, v.ndim, "norm")
+    if math.prod(v.shape[d] for d in axes) == 0:
+        shape = tuple(1 if d in axes else k for d, k in enumerate(v.shape) if keepdims or d not in axes)
+        return zeros(shape, dtype=v.dtype, device=v.device)
+    return _max(v, axis=axis, keepdims=keepdims)
+
+
+def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float = 2) -> Array:  # noqa: A002 - the standard's name
+    """The vector p-norm over ``axis`` (None: all elements): ``ord`` 2 (default), 1, any p != 0
+    (sum(|x|^p)^(1/p)), 0 (the count of non-zeros), inf (max |x|), -inf (min |x|). Sums in float32;
+    float16 results are rounded once at the end; integers give float32."""
+    x = _float(_check(x, "vector_norm"))
+    if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
+        raise DispatchError(f"vector_norm: ord must be a number, got {ord!r}", fix="e.g. ord=2 or ord=math.inf")
+    out = x.dtype
+    wide = D.astype(x, D.float32) if out == D.float16 else x  # lazy: fused into the reduction
+    if ord == math.inf:
+        return _largest(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return _min(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return _back(_sum(D.astype(not_equal(wide, 0.0), D.float32), axis=axis, keepdims=keepdims), out)
+    if ord == 2:
+        return _back(sqrt(_sum(wide * wide, axis=axis, keepdims=keepdims)), out)
+    if ord == 1:
+        return _back(_sum(_abs(wide), axis=axis, keepdims=keepdims), out)
+    p = float(ord)
+    if p > 0:
+        return _back(_sum(_abs(wide) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p), out)
+    # p < 0: a zero element makes the norm 0 (|0|^p = inf); WGSL's pow leaves pow(0, p < 0) and
+    # pow(inf, 1/p) undefined, so both are spelled out
+    mag = _abs(wide)
+    s = _sum(where(equal(mag, 0.0), math.inf, mag ** p), axis=axis, keepdims=keepdims)
+    return _back(where(equal(s, math.inf), 0.0, s ** (1.0 / p)), out)
+
+
+def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Array:  # noqa: A002
+    """The norm of each matrix (the last two axes): 'fro' (default), 1 / -1 (max / min column sum of
+    |x|), inf / -inf (max / min row sum). 2, -2 and 'nuc' need singular values: UnsupportedFeatureError."""
+    x = _float(_check(x, "matrix_norm"))
+    if x.ndim < 2:
+        raise DispatchError(f"matrix_norm: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
+                            fix="reshape it to (..., M, N)")
+    if ord in (2, -2, "nuc"):
+        raise UnsupportedFeatureError(f"matrix_norm: ord={ord!r} needs singular values (an SVD), which "
+                                      "vyre.array does not compute", fix="use ord='fro', 1, -1, inf or -inf")
+    out = x.dtype
+    wide = D.astype(x, D.float32) if out == D.float16 else x
+    if ord == "fro":
+        return _back(sqrt(_sum(wide * wide, axis=(-2, -1), keepdims=keepdims)), out)
+    pairs = {1: (-2, _largest), -1: (-2, _min), math.inf: (-1, _largest), -math.inf: (-1, _min)}
+    if isinstance(ord, builtins.bool) or ord not in pairs:
+        raise DispatchError(f"matrix_norm: unknown ord {ord!r}", fix="use 'fro', 1, -1, inf or -inf")
+    inner, pick = pairs[ord]
+    sums = _sum(_abs(wide), axis=inner, keepdims=True)  # column sums (1, -1) or row sums (inf, -inf)
+    r = pick(sums, axis=-1 if inner == -2 else -2, keepdims=True)
+    if not keepdims:
+            r = reshape(r, x.shape[:-2])
+    return _back(r, out)
+
+
+def matrix_power(x: Array, n: int, /) -> Array:
+    """``x`` (square matrices, (..., M, M)) raised to the integer power ``n`` >= 0 by repeated squaring
+    (n = 0: the identity). A negative ``n`` needs an inverse: UnsupportedFeatureError."""
+    x = _check(x, "matrix_power")
+    k = _int(n, "matrix_power: n")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise DispatchError(f"matrix_power: needs square matrices (..., M, M), got shape {list(x.shape)}",
+                            fix="pass a stack of square matrices")
+    if k < 0:
+        raise UnsupportedFeatureError("matrix_power: a negative power needs a matrix inverse, which vyre.array "
+                                      "does not compute", fix="pass n >= 0")
+    if x.dtype == D.bool:
+        raise DispatchError("matrix_power: needs a numeric array", fix="convert with astype first")
+    if k == 0:
+        return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape)
+    result: Array | None = None
+    base = x
+    while True:
+        if k & 1:
+            result = base if result is None else matmul(result, base)
+        k >>= 1
+        if not k:
+            break
+        base = matmul(base, base)
+    assert result is not None
+    if result is x:  # a new array, as for every other power
+            return D.astype(x, x.dtype, copy=True)
+    return result
+
+
+__all__ = ["matmul", "matrix_transpose", "vecdot", "tensordot"]  # the main namespace's; the rest: vyre.array.linalg

@@ -2,7 +2,7 @@
 ``unique_all``. Values come out sorted ascending (the standard leaves the order unspecified; numpy sorts);
 index results are int32, the default index dtype here.
 
-Strategy (kernels in _sets_kernels.py): one submission runs the stable radix argsort of the flattened
+Strategy (kernels in vyre/array/_kernels/sets.py): one submission runs the stable radix argsort of the flattened
 array's order keys (the pending expression of ``x`` fused into the key computation), flags the sorted
 elements that start a group, and scans the flags; then one 4-byte download, the number of distinct values
 (the output size depends on the data, as with ``nonzero``); then one submission scatters the values, the
@@ -19,12 +19,12 @@ import numpy as np
 
 from ..errors import DispatchError, UnsupportedDTypeError
 from . import _dtypes as D
-from . import _fuse
-from . import _sets_kernels as K
 from ._array import Array
 from ._creation import ones, zeros
-from ._expr import Map
-from ._pipeline import run_pipeline_on
+from ._kernels import sets as K
+from ._kernels.fused import plan
+from ._kernels.nodes import Map
+from ._kernels.pipeline import run_pipeline_on
 from ._views import reshape
 
 
@@ -54,8 +54,7 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
     n, dev = x.size, x.device
     flat = reshape(x, (n,))
     if n <= 1:  # nothing to sort: the values are themselves (a new array)
-        from ._functions import astype
-        return UniqueAllResult(astype(flat, x.dtype, copy=True), zeros((n,), dtype=D.int32, device=dev),
+        return UniqueAllResult(D.astype(flat, x.dtype, copy=True), zeros((n,), dtype=D.int32, device=dev),
                                zeros(x.shape, dtype=D.int32, device=dev), ones((n,), dtype=D.int32, device=dev))
     if flat is not x and not x.is_lazy:  # a materialised array is row-major: read its buffer as it is
         vals = Array((n,), x.dtype, dev)
@@ -71,7 +70,7 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
     starts = Array((count,), D.uint32, dev)
     indices = Array((count,), D.int32, dev)
     counts = Array((count,), D.int32, dev)
-    p = _fuse.plan([], dev)
+    p = plan([], dev)
     grid = (-(-n // K.WG), 1, 1)
     p.steps.append((K.scatter_program(x.dtype.str), [vals.handle, order.handle, incl.handle, values._allocate(),
                                                      inverse._allocate(), starts._allocate(), indices._allocate()],

@@ -1,7 +1,7 @@
 """Utility functions of the standard (2024.12): ``all``, ``any``, ``diff``; and ``broadcast_shapes``.
 
 * ``all``/``any``: the truth of each element (NaN is true, as in numpy) as a u32 0/1, reduced with the
-  statistical functions' ``min``/``max`` kernel (vyre/array/_stats.py), so a pending input such as
+  statistical functions' ``min``/``max`` kernel (vyre/array/_statistical.py), so a pending input such as
   ``all(a < b)`` fuses into the reduction (one kernel); the result is bool. Reducing zero elements gives
   True (all) and False (any), the identities.
 * ``diff``: lazy slices of the axis, ``x[1:] - x[:-1]`` n times (bool: ``!=``, as numpy does); they fuse
@@ -22,8 +22,12 @@ from ..errors import DispatchError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import full
-from ._manip_views import normalize_axis
-from ._stats import normalize_axes
+from ._elementwise import not_equal
+from ._manipulation import concat
+from ._statistical import max as _max
+from ._statistical import min as _min
+from ._statistical import normalize_axes
+from ._views import normalize_axis
 
 
 def _check(x: Any, what: str) -> Array:
@@ -39,12 +43,9 @@ def _truth(x: Array, axis: Any, keepdims: bool, everything: bool, what: str) -> 
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes)
     if math.prod(x.shape[d] for d in axes) == 0:
         return full(shape, everything, dtype=D.bool, device=x.device)
-    from ._functions import astype
-    from ._stats import max as _max
-    from ._stats import min as _min
-    flags = astype(astype(x, D.bool, copy=False), D.uint32)  # lazy: fused into the reduction's load
+    flags = D.astype(D.astype(x, D.bool, copy=False), D.uint32)  # lazy: fused into the reduction's load
     reduce = _min if everything else _max
-    return astype(reduce(flags, axis=axes, keepdims=keepdims), D.bool)
+    return D.astype(reduce(flags, axis=axes, keepdims=keepdims), D.bool)
 
 
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:  # noqa: A001
@@ -98,9 +99,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         parts.append(_edge(append, x, ax, "diff: append"))
     y = x
     if len(parts) > 1:
-        from ._manip import concat
         y = concat(parts, axis=ax)
-    from ._functions import not_equal
     head = (slice(None),) * ax
     for _ in range(steps):
         if y.shape[ax] == 0:

@@ -1,27 +1,90 @@
-"""Views as lazy index maps (vyre/array/_expr.py :class:`View`): they record a node, move no data, and
-fuse into whatever consumes them. The worked examples for the other view functions (expand_dims, squeeze,
-flip, basic slicing: each a :class:`Strided` with its own offset and strides):
+"""Views: arrays whose node is an index map over another array's (vyre/array/_kernels/index_maps.py).
+They move no data and fuse into whatever consumes them. The standard's broadcast_to, reshape and
+permute_dims (exported with the manipulation functions, vyre/array/_manipulation.py), the axis
+arguments' normalisation, and the two view builders the manipulation and indexing functions share:
 
-* ``broadcast_to``: strides 0 along broadcast dimensions (``broadcast_view``);
-* ``reshape``: :class:`Reshape`, the identity index map (row-major order is kept);
-* ``permute_dims``: a Strided node whose strides are the child's row-major strides, permuted.
+* :func:`axis_view`: every view that maps each output axis to one input axis, or to none (slicing, flip,
+  expand_dims, squeeze, permutations, broadcasting); it composes with a Strided child (a slice of a flip
+  of a transpose is one Strided node, one index computation) and becomes a Reshape (no index arithmetic)
+  when the result is row-major in the child's elements;
+* :func:`wrap_view`: the :class:`~vyre.array._kernels.index_maps.Wrap` map (roll, tile, repeat by an int).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import DispatchError
 from ._array import Array
-from ._elementwise import broadcast_shapes
-from ._expr import Reshape, Strided, broadcast_view, strides_of
+from ._elementwise import broadcast_together
+from ._kernels.index_maps import Reshape, Strided, Wrap, broadcast_view, strided_node, strides_of
+from ._kernels.nodes import Node
+
+
+def axis_index(value: Any, what: str) -> int:
+    """``value`` as a Python int (``operator.index``; bools refused), else DispatchError."""
+    if isinstance(value, bool):
+        raise DispatchError(f"{what}: expected an integer, got {value!r}", fix="pass an int")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise DispatchError(f"{what}: expected an integer, got {type(value).__name__}",
+                            fix="pass an int (or a tuple of ints where allowed)") from None
+
+
+def normalize_axis(axis: Any, ndim: int, what: str) -> int:
+    """``axis`` in [-ndim, ndim) as a non-negative axis."""
+    a = axis_index(axis, what)
+    if not -ndim <= a < ndim:
+        raise DispatchError(f"{what}: axis {a} is out of range for an array of {ndim} dimension(s)",
+                            fix=f"pass an axis in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d array has no axes")
+    return a % ndim
+
+
+def normalize_axes(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
+    """An int or a tuple of ints as distinct non-negative axes, in the order given."""
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(normalize_axis(a, ndim, what) for a in items)
+    if len(set(out)) != len(out):
+        raise DispatchError(f"{what}: repeated axis in {items!r}", fix="name each axis once")
+    return out
+
+
+def _base(x: Array) -> tuple[Node, int, tuple[int, ...]]:
+    """(child, offset, per-axis strides): x's elements as child element ``offset + sum(c_k * st_k)``."""
+    node = x._node()
+    if isinstance(node, Strided):
+        return node.child, node.offset, node.strides
+    return node, 0, strides_of(x.shape)
+
+
+def axis_view(x: Array, shape: Sequence[int], start: Sequence[int],
+              dims: Sequence[tuple[int | None, int]]) -> Array:
+    """A lazy view of ``x``: output dimension ``d`` of size ``shape[d]`` walks input axis ``dims[d][0]``
+    from ``start`` with step ``dims[d][1]`` (None: a new axis, stride 0, so any size broadcasts); input
+    axes no output dimension walks stay at ``start[k]``."""
+    out = tuple(int(n) for n in shape)
+    child, off, st = _base(x)
+    offset = off + sum(int(s) * t for s, t in zip(start, st))
+    strides = tuple(0 if a is None else step * st[a] for a, step in dims)
+    return Array(out, x.dtype, x.device, strided_node(child, out, offset, strides))
+
+
+def wrap_view(x: Array, shape: Sequence[int], div: Sequence[int], add: Sequence[int]) -> Array:
+    """``x`` through a :class:`Wrap` map (the identity is returned as ``x``)."""
+    out = tuple(int(n) for n in shape)
+    if out == x.shape and all(d == 1 for d in div) and not any(add):
+        return x
+    return Array(out, x.dtype, x.device, Wrap(x._node(), out, tuple(div), tuple(add)))
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     """``x`` broadcast to ``shape`` (numpy rules; a lazy view)."""
     s = tuple(int(d) for d in shape)
-    if broadcast_shapes(x.shape, s) != s:
+    if broadcast_together(x.shape, s) != s:
         raise DispatchError(f"broadcast_to: {list(x.shape)} cannot broadcast to {list(s)}",
                             fix="dimensions of x must equal the target's or be 1")
     return Array(s, x.dtype, x.device, broadcast_view(x._node(), s))

@@ -1,7 +1,7 @@
-"""Kernels behind vyre/array/_sets.py (the unique_* functions).
+"""The kernels behind the set functions (vyre/array/_sets.py, the unique_* functions).
 
 * :func:`group_pipeline`: one pipeline, one submission: the stable argsort of the order keys
-  (vyre/array/_search_kernels.argsort_pipeline), then a flags step (1 where a sorted element starts a
+  (vyre/array/_kernels/sort.argsort_pipeline), then a flags step (1 where a sorted element starts a
   group: the first one, a key differing from the previous one, or a NaN, every NaN being its own group),
   then scan.inclusive of the flags (vyre/ops/scan). Outputs: ``order`` (i32) and ``incl`` (u32); the last
   prefix is the number of distinct values.
@@ -13,23 +13,22 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ..backends.schedule import BufferSpec, Pipeline, Step
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.types import DataType
-from ..ops.scan import _tiles
-from . import _dtypes as D
-from ._search_kernels import NAN_KEY, argsort_pipeline, order_key
+from ...backends.schedule import BufferSpec, Pipeline, Step
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.types import DataType
+from ...ops.scan import _tiles
+from . import cache
+from . import dtypes as D
+from .sort import NAN_KEY, argsort_pipeline, order_key
 
 WG = 256
 U32, I32 = DataType.U32, DataType.I32
 
 
-@functools.lru_cache(maxsize=16)
+@cache.memoized("sets.flags", 16, Program)
 def _flags_program(dtype: str) -> Program:
     """flags[i] = 1 when sorted element i starts a group (binds: vals, order, flags)."""
     d = np.dtype(dtype)
@@ -57,7 +56,7 @@ def _renamed(p: Pipeline, names: dict[str, str]) -> tuple[dict[str, BufferSpec],
     return buffers, steps
 
 
-@functools.lru_cache(maxsize=64)
+@cache.memoized("sets.groups", 64, Pipeline)
 def group_pipeline(n: int, dtype: str) -> Pipeline:
     """Inputs ``keys`` (u32 order keys of the flat values) and ``vals`` (the values, ``dtype``), n > 1
     elements; outputs ``order`` (i32 stable sorting permutation) and ``incl`` (u32 inclusive group ids)."""
@@ -75,7 +74,7 @@ def group_pipeline(n: int, dtype: str) -> Pipeline:
     return Pipeline("array.unique_groups", buffers, ("keys", "vals"), ("order", "incl"), tuple(steps))
 
 
-@functools.lru_cache(maxsize=16)
+@cache.memoized("sets.scatter", 16, Program)
 def scatter_program(dtype: str) -> Program:
     """Binds: vals, order, incl, values (write), inverse (i32, write), starts (u32, write), indices (i32,
     write); one invocation per sorted element."""
@@ -104,7 +103,7 @@ def scatter_program(dtype: str) -> Program:
     return b.build()
 
 
-@functools.lru_cache(maxsize=1)
+@cache.memoized("sets.counts", 1, Program)
 def counts_program() -> Program:
     """Binds: starts (u32), order (its length is n), counts (i32, write: one per group)."""
     b = ProgramBuilder("array_unique_counts", WG)

@@ -1,6 +1,7 @@
-"""Manipulation functions of the standard (2024.12): expand_dims, squeeze, flip, moveaxis, unstack,
-broadcast_arrays, roll, tile, repeat (lazy views that fuse into their consumers: vyre/array/_manip_views.py),
-concat and stack (one copy kernel, materialised: vyre/array/_manip_concat.py).
+"""Manipulation functions of the standard (2024.12): broadcast_to, reshape, permute_dims, expand_dims,
+squeeze, flip, moveaxis, unstack, broadcast_arrays, roll, tile, repeat (lazy views that fuse into their
+consumers: vyre/array/_views.py), concat and stack (one copy kernel, materialised:
+vyre/array/_kernels/concat.py).
 
 ``expand_dims`` also takes a tuple of axes (the semantics of the standard's next revision).
 ``repeat`` with an array of counts has a data-dependent shape: the counts are downloaded (one round trip),
@@ -15,11 +16,23 @@ from typing import Any
 import numpy as np
 
 from ..errors import DispatchError, UnsupportedDTypeError
+from . import _dtypes as D
 from ._array import Array
-from ._elementwise import broadcast_shapes
-from ._manip_concat import concat_arrays
-from ._manip_views import axis_index, axis_view, normalize_axes, normalize_axis, wrap_view
-from ._views import broadcast_to, reshape
+from ._creation import asarray
+from ._device import same_device
+from ._elementwise import broadcast_together
+from ._indexing import take
+from ._kernels.concat import concat_into
+from ._views import (
+    axis_index,
+    axis_view,
+    broadcast_to,
+    normalize_axes,
+    normalize_axis,
+    permute_dims,
+    reshape,
+    wrap_view,
+)
 
 
 def _check(x: Any, what: str) -> Array:
@@ -103,7 +116,7 @@ def broadcast_arrays(*arrays: Array) -> list[Array]:
         _check(a, "broadcast_arrays")
     if not arrays:
         return []
-    shape = broadcast_shapes(*[a.shape for a in arrays])
+    shape = broadcast_together(*[a.shape for a in arrays])
     return [broadcast_to(a, shape) for a in arrays]
 
 
@@ -170,8 +183,6 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
             return repeat(x, int(counts[0]), axis=ax)
         if (counts < 0).any():
             raise DispatchError("repeat: negative repeats", fix="pass counts >= 0")
-        from ._creation import asarray
-        from ._indexing import take
         idx = np.repeat(np.arange(n, dtype=np.int32), counts.astype(np.int64))
         return take(x, asarray(idx, device=x.device), axis=ax)
     r = axis_index(repeats, "repeat")
@@ -194,7 +205,7 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
     (pending inputs fused in), a materialised result."""
     if not isinstance(arrays, (tuple, list)):
         raise DispatchError("concat: arrays must be a tuple or list of arrays", fix="e.g. concat((a, b))")
-    return concat_arrays(list(arrays), axis, "concat")
+    return _concat(list(arrays), axis, "concat")
 
 
 def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
@@ -207,8 +218,37 @@ def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
         raise DispatchError(f"stack: shapes {[list(a.shape) for a in arrays]} differ",
                             fix="stack arrays of one shape (see broadcast_arrays)")
     ax = normalize_axis(axis, arrays[0].ndim + 1, "stack")
-    return concat_arrays([expand_dims(a, axis=ax) for a in arrays], ax, "stack")
+    return _concat([expand_dims(a, axis=ax) for a in arrays], ax, "stack")
 
 
-__all__ = ["expand_dims", "squeeze", "flip", "moveaxis", "unstack", "broadcast_arrays", "roll", "tile", "repeat",
-           "concat", "stack"]
+def _concat(arrays: Sequence[Array], axis: int | None, what: str) -> Array:
+    """``concat`` of validated arrays (same device; shapes checked here)."""
+    if not arrays:
+        raise DispatchError(f"{what}: needs at least one array", fix="pass a non-empty tuple of arrays")
+    for a in arrays:
+        if not isinstance(a, Array):
+            raise DispatchError(f"{what}: expected vyre arrays, got {type(a).__name__}",
+                                fix="convert with asarray first")
+    dev = same_device(list(arrays), what)
+    dt = D.result_type(*[a.dtype for a in arrays])
+    pieces = [D.astype(a, dt, copy=False) for a in arrays]
+    if axis is None:
+        pieces, ax = [reshape(a, (-1,)) for a in pieces], 0
+    else:
+        nd = pieces[0].ndim
+        if nd == 0:
+            raise DispatchError(f"{what}: cannot join 0-d arrays along an axis", fix="use stack, or axis=None")
+        ax = normalize_axis(axis, nd, what)
+        for a in pieces:
+            if a.ndim != nd or a.shape[:ax] + a.shape[ax + 1:] != pieces[0].shape[:ax] + pieces[0].shape[ax + 1:]:
+                raise DispatchError(f"{what}: shapes {[list(p.shape) for p in pieces]} differ outside axis {ax}",
+                                    fix="every array needs the same shape except along the joined axis")
+    shape0 = pieces[0].shape
+    shape = shape0[:ax] + (sum(a.shape[ax] for a in pieces),) + shape0[ax + 1:]
+    out = Array(shape, dt, dev)
+    concat_into(out, pieces, ax)
+    return out
+
+
+__all__ = ["broadcast_to", "reshape", "permute_dims", "expand_dims", "squeeze", "flip", "moveaxis", "unstack",
+           "broadcast_arrays", "roll", "tile", "repeat", "concat", "stack"]

@@ -34,69 +34,26 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.values import Val
-from . import _math as M
-from ._array import Array
-from ._dtypes import ir_type
-from ._expr import Emitter, Node, Strided, collect, strides_of
-from ._fuse import Plan, ProgramCache, defer
-
-WG = 256  # lanes per workgroup
-TREE_MIN = 256  # rows at least this long use the tree kernel
-MAX_GRID_Y = 65535  # workgroups along one grid axis (WebGPU's default limit)
-MAX_WORKGROUPS = 2048  # workgroups one tree pass aims at
-ITEMS = 32  # elements per lane before a tree pass adds blocks
-UNROLL = 4  # independent accumulators per lane in the tree kernel's loop
-
-
-_F32_IDENT = {"sum": -0.0, "prod": 1.0, "min": math.inf, "max": -math.inf}
-_INT_IDENT = {"i32": {"sum": 0, "prod": 1, "min": 2**31 - 1, "max": -(2**31)},
-              "u32": {"sum": 0, "prod": 1, "min": 2**32 - 1, "max": 0}}
-
-
-@dataclass(frozen=True)
-class Reduction:
-    """What to compute: ``op`` (sum, prod, min, max) accumulating in ``acc`` (f32, i32, u32), the result
-    dtype ``out`` (numpy), and ``divide`` (the result is divided by it, in f32: mean's N; 0 = not)."""
-
-    op: str
-    acc: str
-    out: np.dtype
-    divide: float = 0.0
-
-    def identity(self, b: ProgramBuilder) -> Val:
-        if self.acc == "f32":
-            return b.lit(_F32_IDENT[self.op], "f32")
-        return b.lit(_INT_IDENT[self.acc][self.op], self.acc)
-
-    def combine(self, b: ProgramBuilder, x: Val, y: Val) -> Val:
-        if self.op == "sum":
-            return x + y
-        if self.op == "prod":
-            return x * y
-        r = b.min(x, y) if self.op == "min" else b.max(x, y)
-        if self.acc != "f32":
-            return r
-        return b.select(M.isnan(b, x) | M.isnan(b, y), x + y, r)  # x + y is NaN: propagate it
-
-    def finish(self, b: ProgramBuilder, v: Val) -> Val:
-        if self.divide:
-            v = v / b.lit(float(self.divide), "f32")
-        t = ir_type(self.out).value
-        return v if t == self.acc else v.cast(t)
-
-
-def load(b: ProgramBuilder, v: Val, src: np.dtype, acc: str) -> Val:
-    """Element ``v`` (of dtype ``src``) as an accumulator value (bool counts as 0/1)."""
-    if src.kind == "b":
-        return b.select(v, b.lit(1, acc), b.lit(0, acc))
-    return v if ir_type(src).value == acc else v.cast(acc)
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.values import Val
+from .dtypes import ir_type
+from .emit import Emitter
+from .index_maps import Strided, strides_of
+from .nodes import Node, collect
+from .reduction import (
+    ITEMS,
+    MAX_GRID_Y,
+    MAX_WORKGROUPS,
+    TREE_MIN,
+    UNROLL,
+    WG,
+    Reduction,
+    combine_pairwise,
+    load,
+    programs,
+)
 
 
 def rows_view(node: Node, axes: tuple[int, ...]) -> Node:
@@ -130,9 +87,9 @@ class Shape:
         return max(1, min(want, MAX_WORKGROUPS // self.rows, WG * ITEMS))
 
 
-def depth(rows: int, length: int) -> int:
-    """Longest chain of f32 roundings from an element to its result (the float tolerance budget), for
-    whichever kernel reduces ``rows`` outputs of ``length`` elements (rows, tree or columns)."""
+def rows_depth(rows: int, length: int) -> int:
+    """Longest chain of f32 roundings from an element to its result in the rows or tree kernel reducing
+    ``rows`` outputs of ``length`` elements."""
     s = Shape(rows, length)
     if not s.tree:
         d = length
@@ -140,22 +97,7 @@ def depth(rows: int, length: int) -> int:
         levels = int(math.log2(WG))
         first = -(-length // (WG * s.blocks)) + levels + int(math.log2(UNROLL))
         d = first + (-(-s.blocks // WG) + levels if s.blocks > 1 else 0)
-    if rows >= 2 and length >= 2:
-        from ._stats_columns import Columns
-        from ._stats_columns import depth as columns_depth
-        d = max(d, columns_depth(Columns(length, rows)))
     return d
-
-
-_cached = ProgramCache(256).get
-
-
-def combine_pairwise(b: ProgramBuilder, red: Reduction, vals: list[Val]) -> Val:
-    """The unrolled accumulators combined in pairs (a fixed tree: the same float result every run)."""
-    while len(vals) > 1:
-        vals = [b.let(red.combine(b, vals[k], vals[k + 1])) if k + 1 < len(vals) else vals[k]
-                for k in range(0, len(vals), 2)]
-    return vals[0]
 
 
 def _tree_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], row: Val, length: int,
@@ -202,8 +144,9 @@ def grid(blocks: int, rows: int) -> tuple[int, int, int]:
     return blocks, min(rows, MAX_GRID_Y), -(-rows // MAX_GRID_Y)
 
 
-def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> Program:
+def first_program(red: Reduction, node: Node, shape: Shape) -> Program:
     """The pass that reads the fused input (tree or rows kernel); the Emitter binds its inputs."""
+    key = ("stats", red, shape.rows, shape.length, shape.blocks, UNROLL, MAX_GRID_Y, collect(node).key)
 
     def build() -> Program:
         b = ProgramBuilder(f"array_{red.op}_{'tree' if shape.tree else 'rows'}", WG)
@@ -236,10 +179,10 @@ def _first_program(red: Reduction, node: Node, shape: Shape, key: tuple) -> Prog
                 out[i] = red.finish(b, acc)
         return b.build()
 
-    return _cached(key, build)
+    return programs.get(key, build)
 
 
-def _partials_program(red: Reduction, shape: Shape) -> Program:
+def partials_program(red: Reduction, shape: Shape) -> Program:
     def build() -> Program:
         b = ProgramBuilder(f"array_{red.op}_partials", WG)
         part = b.buffer("part", red.acc, "read", count=shape.rows * shape.blocks)
@@ -250,60 +193,7 @@ def _partials_program(red: Reduction, shape: Shape) -> Program:
             out[row] = red.finish(b, v)
         return b.build()
 
-    return _cached(("stats_partials", red, shape.rows, shape.blocks, UNROLL, MAX_GRID_Y), build)
+    return programs.get(("stats_partials", red, shape.rows, shape.blocks, UNROLL, MAX_GRID_Y), build)
 
 
-def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tuple[int, ...],
-                device: object) -> Array:
-    """Reduce ``node`` (a pending tree or a leaf) over ``axes`` (sorted, distinct, non-empty reduction
-    length) into a new Array of ``out_shape``, deferred (_fuse.defer): it runs in the submission of
-    whatever reads it first (``float(x.sum())``: the reduction and the download together), the tree
-    fused in pass 1."""
-    from . import _stats_columns as C
-    cols = C.columns_for(node.shape, axes)
-    if cols is not None:
-        return _reduce_columns(red, node, cols, out_shape, device)
-    view = rows_view(node, axes)
-    rows = math.prod(node.shape[d] for d in range(len(node.shape)) if d not in axes)
-    shape = Shape(rows, math.prod(node.shape[d] for d in axes))
-    res = Array(out_shape, red.out, device)
-    if rows == 0:
-        res._allocate()
-        return res
-    key = ("stats", red, shape.rows, shape.length, shape.blocks, UNROLL, MAX_GRID_Y, collect(view).key)
-    prog = _first_program(red, view, shape, key)
-    second = _partials_program(red, shape) if shape.tree and shape.blocks > 1 else None
-
-    def build(p: Plan, out: Any) -> None:
-        if not shape.tree:
-            p.steps.append((prog, [*p.bind(view), out]))
-        elif shape.blocks == 1:
-            p.steps.append((prog, [*p.bind(view), out], grid(1, shape.rows)))
-        else:
-            part = p.backend.allocate_resident(4 * shape.rows * shape.blocks, zeroed=False)  # every block writes
-            p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
-            p.steps.append((prog, [*p.bind(view), part], grid(shape.blocks, shape.rows)))
-            p.steps.append((second, [part, out], grid(1, shape.rows)))
-
-    return defer(res, [view], build, zeroed=False)  # every row is written
-
-
-def _reduce_columns(red: Reduction, node: Node, c: Any, out_shape: tuple[int, ...], device: object) -> Array:
-    """:func:`reduce_node` with the column-tiled kernels (vyre/array/_stats_columns.py), deferred too."""
-    from . import _stats_columns as C
-    prog = C.first_program(red, node, c)
-    second = C.partials_program(red, c) if c.blocks > 1 else None
-
-    def build(p: Plan, out: Any) -> None:
-        if second is None:
-            p.steps.append((prog, [*p.bind(node), out], c.grid()))
-            return
-        part = p.backend.allocate_resident(4 * c.blocks * c.cols, zeroed=False)
-        p.temps.append(part)
-        p.steps.append((prog, [*p.bind(node), part], c.grid()))
-        p.steps.append((second[0], [part, out], second[1].grid()))
-
-    return defer(Array(out_shape, red.out, device), [node], build, zeroed=False)
-
-
-__all__ = ["Reduction", "reduce_node", "depth", "rows_view", "load", "WG"]
+__all__ = ["rows_view", "Shape", "rows_depth", "first_program", "partials_program", "grid"]

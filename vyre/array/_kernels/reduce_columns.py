@@ -18,12 +18,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.values import BufRef, Val
-from ._dtypes import ir_type
-from ._expr import Emitter, Node, collect
-from ._stats_kernel import MAX_GRID_Y, MAX_WORKGROUPS, TREE_MIN, UNROLL, WG, Reduction, _cached, combine_pairwise, load
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.values import BufRef, Val
+from .dtypes import ir_type
+from .emit import Emitter
+from .nodes import Node, collect
+from .reduction import MAX_GRID_Y, MAX_WORKGROUPS, TREE_MIN, UNROLL, WG, Reduction, combine_pairwise, load, programs
 
 TX_MAX = 32  # columns per tile: one warp's contiguous row segment
 ITEMS = 16  # rows per lane before another block is added
@@ -140,7 +141,7 @@ def first_program(red: Reduction, node: Node, c: Columns) -> Program:
         _fold(b, red, c, lambda i: load(b, e.value(i), node.dtype, red.acc), final, out)
         return b.build()
 
-    return _cached(("stats_columns", red, c, UNROLL, collect(node).key), build)
+    return programs.get(("stats_columns", red, c, UNROLL, collect(node).key), build)
 
 
 def partials_program(red: Reduction, c: Columns) -> tuple[Program, Columns]:
@@ -155,7 +156,7 @@ def partials_program(red: Reduction, c: Columns) -> tuple[Program, Columns]:
         _fold(b, red, p, lambda i: part[i], True, out)
         return b.build()
 
-    return _cached(("stats_columns_partials", red, p, UNROLL), build), p
+    return programs.get(("stats_columns_partials", red, p, UNROLL), build), p
 
 
 __all__ = ["Columns", "columns_for", "depth", "first_program", "partials_program"]

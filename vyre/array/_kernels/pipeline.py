@@ -1,7 +1,7 @@
 """Running an op-library :class:`~vyre.backends.schedule.Pipeline` on arrays' resident buffers, in one
 submission, with the host semantics of vyre/backends/schedule.py (non-input buffers start at zero; a
 step's ``write`` buffers are zeroed before it: fresh buffers already are, a buffer written by an earlier
-step gets a zero-fill step). The run is deferred (_fuse.Deferred on the outputs' buffers) into the
+step gets a zero-fill step). The run is deferred (fused.Deferred on the outputs' buffers) into the
 submission of whatever reads an output first (``int(x.argmax())``: one submission), pending inputs
 computed in it too. The inputs' buffers are captured at the call, and an input a step writes is copied
 first, so the caller's arrays never change and later changes to them do not reach the run."""
@@ -11,32 +11,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..backends.config import DispatchConfig
-from ..errors import DispatchError
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.types import Access
-from . import _dtypes as D
-from ._array import Array, Buffer
-from ._device import same_device
-from ._expr import Leaf
-from ._fuse import Deferred, Plan, plan
-from ._indexing_kernels import copy_step
+from ...backends.config import DispatchConfig
+from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.types import Access
+from .._array import Array, Buffer
+from .._device import current_backend, same_device
+from . import cache
+from . import dtypes as D
+from .fused import Deferred, Plan, plan
+from .gather import copy_step
+from .nodes import Leaf
 
-_zero: Program | None = None
 
-
+@cache.memoized("pipeline.zero_fill", 1, Program)
 def _zero_program() -> Program:
-    global _zero
-    if _zero is None:
-        b = ProgramBuilder("array_zero_fill", 256)
-        w = b.buffer("w", "u32", "write")
-        b.set_grid_from(w)
-        i = b.global_index()
-        with b.if_(i < w.len()):
-            w[i] = b.lit(0, "u32")
-        _zero = b.build()
-    return _zero
+    b = ProgramBuilder("array_zero_fill", 256)
+    w = b.buffer("w", "u32", "write")
+    b.set_grid_from(w)
+    i = b.global_index()
+    with b.if_(i < w.len()):
+        w[i] = b.lit(0, "u32")
+    return b.build()
 
 
 def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
@@ -50,7 +47,6 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
                             fix="pass one vyre array per pipeline input, in order")
     dev = same_device(ins, pipeline.name) if ins else None
     if dev is None:
-        from ._device import current_backend
         dev = current_backend()
     written = {n for s in pipeline.steps for d, n in zip(s.program.sorted_buffers, s.bind) if d.access.writable}
     for name, spec in pipeline.buffers.items():

@@ -3,7 +3,7 @@ buffer read and written as ``vec4<T>`` (what the op library's elementwise kernel
 chain moves its bytes at the rate of a single ``zip.add``.
 
 :func:`vec4_program` builds it for a tree where it gives the same values as the scalar program,
-else returns None (and :func:`vyre.array._fuse.program_for` builds the scalar one). Valid when:
+else returns None (and :func:`vyre.array._kernels.fused.program_for` builds the scalar one). Valid when:
 
 * the tree is Leaf, Scalar, Map and Reshape nodes only (no other view), every Leaf and Map of the
   root's element count, so element ``i`` of every leaf is element ``i`` of the output;
@@ -12,7 +12,7 @@ else returns None (and :func:`vyre.array._fuse.program_for` builds the scalar on
 * every Map's dtype and its operands' are among those three.
 
 A Map whose op is in :data:`VEC_OPS` for its dtype is emitted on vec4 values: its IR
-(vyre/array/_elementwise.py) is the same expression on vectors (``astype`` is emitted here as a vec4
+(vyre/array/_kernels/elementwise.py) is the same expression on vectors (``astype`` is emitted here as a vec4
 cast: its IR casts to a scalar type, which a vector cannot take). Any other op (float
 ``maximum``/``minimum`` with their NaN test, ``tanh``'s clamp, ``remainder``, ``pow``, anything built on
 comparisons, ``select`` or bit tests, which the IR only has for scalars) runs its scalar IR on each of the
@@ -30,12 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.types import DataType
-from ..ir.values import Val
-from ._dtypes import ir_type
-from ._expr import OPS, Emitter, Leaf, Map, Node, Reshape, Scalar
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.types import DataType
+from ...ir.values import Val
+from .dtypes import DType, ir_type
+from .emit import OPS, Emitter
+from .index_maps import Reshape
+from .nodes import Leaf, Map, Node, Scalar
 
 LANES = 4
 NAME = "array_fused_v4"
@@ -45,7 +47,7 @@ _INT = frozenset({I32, U32})
 _FLOAT = frozenset({F32})
 
 #: op -> the dtypes (of the Map's result) for which its IR is the same on vec4 operands
-VEC_OPS: dict[str, frozenset[np.dtype]] = {
+VEC_OPS: dict[str, frozenset[DType]] = {
     "add": _ALL, "subtract": _ALL, "multiply": _ALL, "square": _ALL,
     "positive": _ALL, "negative": _ALL, "abs": _ALL,  # u32: 0 - x and the identity
     "divide": _FLOAT, "reciprocal": _FLOAT,  # float only (integer operands are cast first)
@@ -83,12 +85,12 @@ def vectorizable(node: Node) -> bool:
     return True
 
 
-def _vec(d: np.dtype) -> DataType:
+def _vec(d: DType) -> DataType:
     return DataType.vector(ir_type(d), LANES)
 
 
 class VecEmitter(Emitter):
-    """:class:`vyre.array._expr.Emitter` for a vectorizable tree: the same buffer names and order,
+    """:class:`vyre.array._kernels.emit.Emitter` for a vectorizable tree: the same buffer names and order,
     ``vec4<T>`` leaves of ``count / 4`` elements, scalars splatted, ``astype`` as a vec4 cast, ops
     outside :data:`VEC_OPS` lane by lane."""
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 
-from ..ir.builder import ProgramBuilder
-from ..ir.values import Val
+from ...ir.builder import ProgramBuilder
+from ...ir.values import Val
 
 NAN_BITS = 0x7FC00000
 INF_BITS = 0x7F800000

@@ -1,8 +1,9 @@
 """The kernels behind indexing with data (gather: integer-array indexing, ``take``, ``take_along_axis``)
 and assignment (scatter: ``x[basic key] = value``), plus the helpers the copy kernels share (concat
-uses them too): a program cache, buffer counting and one plan over several fused inputs.
+and run_pipeline_on use them too): the registry's ``gather`` family, buffer counting and one plan over
+several fused inputs.
 
-Each kernel fuses its pending inputs (an :class:`~vyre.array._expr.Emitter` per input), so an indexing
+Each kernel fuses its pending inputs (an :class:`~vyre.array._kernels.emit.Emitter` per input), so an indexing
 expression over lazy work is one kernel and one submission. Index values are wrapped (negative counts
 from the end) and then clamped into the axis: an out-of-range index array never reads outside the
 source (the standard leaves it unspecified; checking would need a download).
@@ -16,23 +17,27 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError
-from ..ir.builder import ProgramBuilder
-from ..ir.program import Program
-from ..ir.values import Val
-from ._array import Array
-from ._dtypes import ir_type
-from ._expr import Emitter, Node, Scalar, Strided, collect, strides_of
-from ._fuse import WORKGROUP, Plan, ProgramCache, params_handle, plan
+from ...errors import DispatchError
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from ...ir.values import Val
+from .._array import Array
+from .._fuse import params_handle
+from . import cache
+from .dtypes import ir_type
+from .emit import Emitter
+from .fused import WORKGROUP, Plan, plan
+from .index_maps import Strided, strides_of
+from .nodes import Node, Scalar, collect
 
 MAX_STORAGE = 8  # storage buffers per shader stage in portable WebGPU
 
-_cache = ProgramCache(256)
+programs = cache.register("gather", 256, Program)  # the gather, scatter, copy and concat programs
 
 
-def cached(key: tuple, build: Callable[[], Program]) -> Program:
-    """The program under ``key`` (an LRU of 256 shared by the indexing and manipulation kernels)."""
-    return _cache.get(key, build)
+def cached(key: tuple[Any, ...], build: Callable[[], Program]) -> Program:
+    """The program under ``key`` in the registry's ``gather`` family (the indexing and copy kernels)."""
+    return programs.get(key, build)
 
 
 def n_buffers(node: Node) -> int:
@@ -61,7 +66,7 @@ def materialised(a: Array) -> Array:
 
 
 def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
-    """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see _fuse.plan_for_node)."""
+    """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see fused.plan_for_node)."""
     return plan([], backend, nodes)
 
 

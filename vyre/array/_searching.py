@@ -1,20 +1,20 @@
-"""Searching and sorting functions of the standard (argmax, argmin, sort, argsort, nonzero, searchsorted,
-count_nonzero). Indices are int32, the default integer dtype here (no 64-bit types in WebGPU).
+"""Searching functions of the standard (argmax, argmin, nonzero, count_nonzero, searchsorted, where).
+Indices are int32, the default integer dtype here (no 64-bit types in WebGPU). The helpers the sorting
+functions share (argument checks, order keys as lazy arrays) are here too.
 
-Strategies (kernels in _search_kernels.py; every input's pending elementwise expression fuses into the
-first kernel that reads it, so it is never materialised on its own):
+Strategies (kernels in vyre/array/_kernels/search.py, the order keys in _kernels/sort.py; every input's
+pending elementwise expression fuses into the first kernel that reads it, so it is never materialised on
+its own):
 
 * argmax/argmin: an order key per element (NaN above everything: the first NaN wins, as in numpy; -0.0
   equals +0.0), then reduce.argmax's multi-pass (key, first index) reduction, one submission;
-* sort/argsort: the axis is moved last (a lazy view), keys sorted with sort.radix_pairs' stable passes
-  carrying the flat index; several rows get a second stable pass on the row id (a lexicographic
-  (row, key) sort, one submission for the whole batch); sort then gathers the values through the order
-  (a second submission), so -0.0/+0.0 and NaN payloads keep their bits and stable order;
 * nonzero: flags, scan.inclusive, a download of the last prefix (the count: the result's size depends on
   the data), then a scatter of coordinates (two submissions, one 4-byte readback);
 * count_nonzero: flags summed with reduce.sum's kernel over the reduced axes (moved last when they are
   not contiguous);
-* searchsorted: one invocation per search value, a binary search over x1's order keys.
+* searchsorted: one invocation per search value, a binary search over x1's order keys;
+* where: an elementwise select, recorded lazily (it fuses) with the elementwise functions in
+  vyre/array/_elementwise.py, listed here as the standard does.
 """
 
 from __future__ import annotations
@@ -25,27 +25,30 @@ from typing import Any
 import numpy as np
 
 from ..errors import DispatchError, UnsupportedDTypeError
+from ..ops.scan import _tiles
 from . import _dtypes as D
-from . import _fuse
-from . import _search_kernels as K
 from ._array import Array
 from ._creation import asarray, zeros
 from ._device import same_device
-from ._expr import Leaf, Map, Node, collect
-from ._pipeline import run_pipeline_on
+from ._elementwise import where
+from ._kernels import search as K
+from ._kernels.fused import cut, plan
+from ._kernels.nodes import Leaf, Map, Node, collect
+from ._kernels.pipeline import run_pipeline_on
+from ._kernels.sort import WG
 from ._views import permute_dims
 
 MAX_FUSED = 5  # leaves + parameter buffer of a fused input in a kernel with three more buffers
 
 
-def _check_array(x: Any, what: str) -> Array:
+def check_array(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
         raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
                             fix="convert with vyre.array_api.asarray")
     return x
 
 
-def _axis(axis: Any, ndim: int, what: str) -> int:
+def axis_of(axis: Any, ndim: int, what: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise DispatchError(f"{what}: axis must be an int, got {axis!r}", fix="pass one integer axis")
     if not -ndim <= int(axis) < ndim:
@@ -54,20 +57,20 @@ def _axis(axis: Any, ndim: int, what: str) -> int:
     return int(axis) % ndim
 
 
-def _u32_of(x: Array, op: str) -> Array:
-    """A lazy u32 array: elementwise ``op`` (an _expr.OPS key) of x (fused with x's expression)."""
-    node = _fuse.cut([x._node()], [x])[0]
+def u32_of(x: Array, op: str) -> Array:
+    """A lazy u32 array: elementwise ``op`` (an OPS key) of x (fused with x's expression)."""
+    node = cut([x._node()], [x])[0]
     return Array(x.shape, D.uint32, x.device, Map(op, (node,), D.uint32, x.shape))
 
 
-def _as_int32(a: Array, shape: tuple[int, ...]) -> Array:
+def as_int32(a: Array, shape: tuple[int, ...]) -> Array:
     """The same buffer read as int32 in ``shape`` (the values are below 2^31: the bits are the same)."""
     r = Array(shape, D.int32, a.device)
     r._buf = a._buf
     return r
 
 
-def _fused_node(x: Array) -> Node:
+def fused_node(x: Array) -> Node:
     """x's expression, or a leaf of it when its buffers leave no room for three more in one kernel."""
     node = x._node()
     c = collect(node)
@@ -77,11 +80,11 @@ def _fused_node(x: Array) -> Node:
 
 
 def _arg(x: Any, axis: Any, keepdims: bool, key_op: str, what: str) -> Array:
-    x = _check_array(x, what)
+    x = check_array(x, what)
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
     nd = max(1, x.ndim)
-    ax = None if axis is None else _axis(axis, nd, what)
+    ax = None if axis is None else axis_of(axis, nd, what)
     shape = x.shape if x.ndim else (1,)
     if ax is None:
         outer, length, inner = 1, x.size, 1
@@ -95,9 +98,9 @@ def _arg(x: Any, axis: Any, keepdims: bool, key_op: str, what: str) -> Array:
                             fix="reduce along a non-empty axis")
     if outer * inner == 0:
         return zeros(out_shape, dtype=D.int32, device=x.device)
-    keys = _u32_of(x, key_op)
+    keys = u32_of(x, key_op)
     out = run_pipeline_on(K.reduce_pipeline("argmax", outer, length, inner), [keys])[0]
-    return _as_int32(out, out_shape)
+    return as_int32(out, out_shape)
 
 
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
@@ -112,67 +115,16 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     return _arg(x, axis, keepdims, "search_argmin_key", "argmin")
 
 
-def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int, Array | None]:
-    """(x with ``axis`` moved last, that axis, the int32 order within rows, or None when trivial)."""
-    x = _check_array(x, what)
-    if x.dtype.kind not in "biuf":
-        raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
-    if x.ndim == 0:
-        raise DispatchError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
-    ax = _axis(axis, x.ndim, what)
-    perm = [d for d in range(x.ndim) if d != ax] + [ax]
-    xt = permute_dims(x, perm)
-    n = x.shape[ax]
-    if x.size == 0 or n == 1:
-        return xt, ax, None
-    keys = _u32_of(xt, "search_key_desc" if descending else "search_key")
-    order = run_pipeline_on(K.argsort_pipeline(x.size, n), [keys])[0]
-    return xt, ax, _as_int32(order, xt.shape)
-
-
-def _back(a: Array, ax: int) -> Array:
-    """Undo the move of ``ax`` to the last position (a lazy view)."""
-    nd = a.ndim
-    perm = [d for d in range(nd - 1)]
-    perm.insert(ax, nd - 1)
-    return permute_dims(a, perm)
-
-
-def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
-    """Indices (int32) that sort ``x`` along ``axis``; always stable (equal values keep their order, also
-    when descending). Floats in numpy's order: -0.0 equals +0.0, NaN last (first when descending)."""
-    xt, ax, order = _order(x, axis, descending, "argsort")
-    if order is None:
-        order = zeros(xt.shape, dtype=D.int32, device=xt.device)
-    return _back(order, ax)
-
-
-def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
-    """``x`` sorted along ``axis`` (stable; the order of :func:`argsort`); values keep their exact bits."""
-    xt, ax, order = _order(x, axis, descending, "sort")
-    if order is None:
-        from ._functions import astype
-        return astype(x, x.dtype, copy=True)
-    node = _fused_node(xt)
-    prog = K.gather_program(node, collect(node).key)
-    p = _fuse.plan_for_node(node, xt.device)
-    out = Array(xt.shape, xt.dtype, xt.device)
-    p.steps.append((prog, [*p.bind(node), order.handle, out._allocate()]))
-    p.run()
-    return _back(out, ax)
-
-
 def nonzero(x: Array, /) -> tuple[Array, ...]:
     """The int32 coordinates of the non-zero elements (NaN counts as non-zero), row-major order, one array
     per dimension. The result's size depends on the data: the count is downloaded (4 bytes)."""
-    x = _check_array(x, "nonzero")
+    x = check_array(x, "nonzero")
     if x.ndim == 0:
         raise DispatchError("nonzero of a 0-d array (the standard leaves it an error)",
                             fix="use expand_dims(x, axis=0) or nonzero(reshape(x, (1,)))")
     if x.size == 0:
         return tuple(zeros((0,), dtype=D.int32, device=x.device) for _ in x.shape)
-    from ..ops.scan import _tiles
-    flags = _u32_of(x, "search_flag")
+    flags = u32_of(x, "search_flag")
     incl = run_pipeline_on(_tiles.build_scan(x.size, "u32", False), [flags])[0]
     dev = x.device
     last = dev.download_resident_ranges([(incl.handle, (x.size - 1) * 4, 4)])[0]
@@ -180,8 +132,8 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     outs = [Array((count,), D.int32, dev) for _ in x.shape]
     if count == 0:
         return tuple(zeros((0,), dtype=D.int32, device=dev) for _ in x.shape)
-    p = _fuse.plan([], dev)
-    grid = (-(-x.size // K.WG), 1, 1)
+    p = plan([], dev)
+    grid = (-(-x.size // WG), 1, 1)
     for first in range(0, x.ndim, 6):  # 6 outputs + the scan: within 8 buffers per stage
         dims = tuple(range(first, min(first + 6, x.ndim)))
         prog = K.scatter_program(x.shape, dims)
@@ -192,13 +144,13 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
 
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """The number (int32) of non-zero elements (NaN counts), over everything or along ``axis``."""
-    x = _check_array(x, "count_nonzero")
+    x = check_array(x, "count_nonzero")
     nd = x.ndim
     if axis is None:
         axes = tuple(range(nd))
     else:
         raw = axis if isinstance(axis, tuple) else (axis,)
-        axes = tuple(sorted(_axis(a, nd, "count_nonzero") if nd else _axis(a, 1, "count_nonzero") for a in raw))
+        axes = tuple(sorted(axis_of(a, nd, "count_nonzero") if nd else axis_of(a, 1, "count_nonzero") for a in raw))
         if len(set(axes)) != len(axes):
             raise DispatchError(f"count_nonzero: repeated axis in {axis}", fix="name each axis once")
         axes = tuple(a for a in axes if a < nd)
@@ -206,28 +158,27 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, kee
     out_shape = tuple(1 if d in axes else x.shape[d] for d in range(nd) if keepdims or d not in axes)
     rows, length = math.prod(x.shape[d] for d in keep), math.prod(x.shape[d] for d in axes)
     if not axes:
-        from ._functions import astype
-        return astype(_u32_of(x, "search_flag"), D.int32)
+        return D.astype(u32_of(x, "search_flag"), D.int32)
     if rows == 0 or length == 0:
         return zeros(out_shape, dtype=D.int32, device=x.device)
     contiguous = axes == tuple(range(axes[0], axes[-1] + 1))
     if contiguous:
         outer, inner = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[-1] + 1:])
-        flags = _u32_of(x, "search_flag")
+        flags = u32_of(x, "search_flag")
     else:
         outer, inner = rows, 1
-        flags = _u32_of(permute_dims(x, keep + list(axes)), "search_flag")
+        flags = u32_of(permute_dims(x, keep + list(axes)), "search_flag")
     out = run_pipeline_on(K.reduce_pipeline("sum", outer, length, inner), [flags])[0]
-    return _as_int32(out, out_shape)
+    return as_int32(out, out_shape)
 
 
 def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array | None = None) -> Array:
     """Insertion points (int32) of ``x2``'s values in the ascending 1-D ``x1`` (or ``x1[sorter]``):
     ``side='left'``: the first position with x1 >= v, ``'right'``: x1 > v; numpy's order (NaN last,
     -0.0 == +0.0). The values of ``sorter`` must be a permutation of x1's indices (not checked)."""
-    x1 = _check_array(x1, "searchsorted")
+    x1 = check_array(x1, "searchsorted")
     if not isinstance(x2, Array):
-        x2 = asarray(x2, device=x1.device) if isinstance(x2, (bool, int, float)) else _check_array(x2, "searchsorted")
+        x2 = asarray(x2, device=x1.device) if isinstance(x2, (bool, int, float)) else check_array(x2, "searchsorted")
     dev = same_device([x1, x2] + ([sorter] if isinstance(sorter, Array) else []), "searchsorted")
     if x1.ndim != 1:
         raise DispatchError(f"searchsorted: x1 must be 1-D, got shape {list(x1.shape)}", fix="pass a 1-D array")
@@ -238,23 +189,22 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
         raise UnsupportedDTypeError(f"searchsorted needs real-valued arrays, got {dt}", fix="astype first")
     srt = None
     if sorter is not None:
-        sorter = _check_array(sorter, "searchsorted")
+        sorter = check_array(sorter, "searchsorted")
         if sorter.dtype not in (D.int32, D.uint32) or sorter.shape != x1.shape:
             raise DispatchError(f"searchsorted: sorter must be an int32/uint32 array of shape {list(x1.shape)}, "
                                 f"got {sorter.dtype}{list(sorter.shape)}", fix="pass argsort(x1)")
         srt = D.ir_type(sorter.dtype).value
     if x2.size == 0:
         return zeros(x2.shape, dtype=D.int32, device=dev)
-    from ._functions import astype
-    a1, a2 = (astype(x1, dt) if x1.dtype != dt else x1), (astype(x2, dt) if x2.dtype != dt else x2)
-    keys1 = _u32_of(a1, "search_key")
-    keys2 = _u32_of(a2, "search_key")
-    node = _fused_node(keys2)
+    a1, a2 = (D.astype(x1, dt) if x1.dtype != dt else x1), (D.astype(x2, dt) if x2.dtype != dt else x2)
+    keys1 = u32_of(a1, "search_key")
+    keys2 = u32_of(a2, "search_key")
+    node = fused_node(keys2)
     n1 = x1.size
     prog = K.searchsorted_program(node, collect(node).key, n1, side == "right", srt)
     if n1 == 0:
         keys1 = zeros((1,), dtype=D.uint32, device=dev)
-    p = _fuse.plan([keys1], dev, [node])
+    p = plan([keys1], dev, [node])
     out = Array(x2.shape, D.int32, dev)
     handles = [*p.bind(node), keys1._allocate()]
     if sorter is not None:
@@ -264,4 +214,4 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     return out
 
 
-__all__ = ["argmax", "argmin", "sort", "argsort", "nonzero", "count_nonzero", "searchsorted"]
+__all__ = ["argmax", "argmin", "nonzero", "count_nonzero", "searchsorted", "where"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import DispatchError
 from . import _dtypes as D
-from ._device import current_backend
+from ._device import current_backend, default_backend
 
 _KINDS: dict[str, tuple[str, ...]] = {
     "bool": ("bool",),
@@ -68,7 +68,6 @@ class Info:
     def devices(self) -> list[Any]:
         """The backends available: the default one, and the one of the current ``vyre.use`` block when it
         differs (a ``vyre.ReferenceBackend()`` or ``vyre.WgpuBackend`` you create is a device too)."""
-        from ..backends.default import default_backend
         out = [default_backend()]
         cur = current_backend()
         return out if cur is out[0] else [*out, cur]

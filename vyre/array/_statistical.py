@@ -1,7 +1,7 @@
 """Statistical functions of the standard (sum, prod, min, max, mean, var, std, cumulative_sum, cumulative_prod)
 with axis (None, an int, a tuple; negative counts from the end) and keepdims. Every reduction fuses the
 pending elementwise work that feeds it (``(a * b).sum()`` is one kernel reading ``a`` and ``b``); the
-kernels are in _stats_kernel (reductions) and _stats_scan (cumulative functions).
+kernels are in vyre/array/_kernels (reduce.py and the reduce_* modules; scan.py for the cumulative ones).
 
 dtype rules (2024.12): sum/prod keep int32, uint32, float32 and float16 (the standard's "same dtype unless a
 narrower integer"); bool (not numeric in the standard; numpy accepts it) sums to int32, the default integer;
@@ -18,15 +18,16 @@ import math
 import operator
 from typing import Any
 
-import numpy as np
-
 from ..errors import DispatchError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import full, zeros
 from ._device import check_dtype_on
-from ._stats_kernel import Reduction, reduce_node
-from ._stats_scan import cumulative
+from ._elementwise import sqrt
+from ._kernels.dtypes import DType
+from ._kernels.reduce import reduce_node
+from ._kernels.reduction import Reduction
+from ._kernels.scan import scan
 
 Axis = int | tuple[int, ...] | None
 
@@ -68,7 +69,7 @@ def _out_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) ->
     return tuple(n for d, n in enumerate(shape) if d not in axes)
 
 
-def _sum_dtype(x: Array, dtype: Any, name: str) -> np.dtype:
+def _sum_dtype(x: Array, dtype: Any, name: str) -> DType:
     if dtype is None:
         return D.int32 if x.dtype == D.bool else x.dtype
     d = D.as_dtype(dtype, f"{name} dtype")
@@ -79,11 +80,11 @@ def _sum_dtype(x: Array, dtype: Any, name: str) -> np.dtype:
     return d
 
 
-def _acc(d: np.dtype) -> str:
+def _acc(d: DType) -> str:
     return "f32" if d.kind == "f" else D.ir_type(d).value
 
 
-def _reduce(x: Array, op: str, axis: Axis, keepdims: bool, out: np.dtype, name: str, *,
+def _reduce(x: Array, op: str, axis: Axis, keepdims: bool, out: DType, name: str, *,
             empty: float | None, divide: bool = False) -> Array:
     axes = normalize_axes(axis, x.ndim, name)
     shape = _out_shape(x.shape, axes, keepdims)
@@ -137,24 +138,21 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Standard deviation over ``axis``: sqrt of :func:`var` (computed in f32)."""
     _check(x, "std", "f")
-    from ._functions import sqrt
     v = _var(x, axis, correction, keepdims, "std", cast=False)
     return _back(sqrt(v), x.dtype)
 
 
-def _back(v: Array, dtype: np.dtype) -> Array:
-    from ._functions import astype
-    return v if v.dtype == dtype else astype(v, dtype)
+def _back(v: Array, dtype: DType) -> Array:
+    return v if v.dtype == dtype else D.astype(v, dtype)
 
 
 def _var(x: Array, axis: Axis, correction: Any, keepdims: bool, name: str, cast: bool = True) -> Array:
     if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)) or correction < 0:
         raise DispatchError(f"{name}: correction must be a non-negative int or float, not {correction!r}",
                             fix="e.g. correction=1 for the unbiased sample variance")
-    from ._functions import astype
     axes = normalize_axes(axis, x.ndim, name)
     n = math.prod(x.shape[d] for d in axes)
-    xf = astype(x, D.float32) if x.dtype != D.float32 else x  # lazy: fused into both passes
+    xf = D.astype(x, D.float32) if x.dtype != D.float32 else x  # lazy: fused into both passes
     if n == 0:
         shape = _out_shape(x.shape, axes, keepdims)
         return full(shape, math.nan, dtype=D.float32 if not cast else x.dtype, device=x.device)
@@ -165,18 +163,47 @@ def _var(x: Array, axis: Axis, correction: Any, keepdims: bool, name: str, cast:
     return _back(v, x.dtype) if cast else v
 
 
+def _cumulative(x: Array, op: str, axis: int | None, out_dtype: DType, include_initial: bool,
+               name: str) -> Array:
+    """The cumulative sum or product of ``x`` along ``axis`` as a new materialised array."""
+    if x.ndim == 0:
+        raise DispatchError(f"{name}: x must have at least one dimension", fix="reshape it to (1,) first")
+    if axis is None:
+        if x.ndim != 1:
+            raise DispatchError(f"{name}: axis is required for a {x.ndim}-d array",
+                                fix="pass axis=k (the standard leaves no default beyond 1-d)")
+        axis = 0
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+        raise DispatchError(f"{name}: axis {axis!r} is out of range for {x.ndim} dimension(s)",
+                            fix=f"use an int in [{-x.ndim}, {x.ndim})")
+    if not isinstance(include_initial, bool):
+        raise DispatchError(f"{name}: include_initial must be a bool", fix="pass True or False")
+    axis %= x.ndim
+    outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
+    shape = (*x.shape[:axis], length + int(include_initial), *x.shape[axis + 1:])
+    red = Reduction(op, "f32" if out_dtype.kind == "f" else D.ir_type(out_dtype).value, out_dtype)
+    res = Array(shape, out_dtype, x.device)
+    out = res._allocate()
+    if outer * inner == 0 or (length == 0 and not include_initial):
+        return res
+    if length == 0:  # only the initial values
+        return full(shape, 0 if op == "sum" else 1, dtype=out_dtype, device=x.device)
+    scan(red, x._node(), (outer, length, inner), include_initial, out, x.device)
+    return res
+
+
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
     """Running sums along ``axis`` (optional for 1-d arrays); ``include_initial`` prepends 0."""
     _check(x, "cumulative_sum", "biuf")
-    return cumulative(x, "sum", axis, _sum_dtype(x, dtype, "cumulative_sum"), include_initial, "cumulative_sum")
+    return _cumulative(x, "sum", axis, _sum_dtype(x, dtype, "cumulative_sum"), include_initial, "cumulative_sum")
 
 
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: bool = False) -> Array:
     """Running products along ``axis`` (optional for 1-d arrays); ``include_initial`` prepends 1."""
     _check(x, "cumulative_prod", "biuf")
-    return cumulative(x, "prod", axis, _sum_dtype(x, dtype, "cumulative_prod"), include_initial,
+    return _cumulative(x, "prod", axis, _sum_dtype(x, dtype, "cumulative_prod"), include_initial,
                       "cumulative_prod")
 
 

@@ -1,0 +1,82 @@
+"""Emitting a lazy expression tree (vyre/array/_kernels/nodes.py) as IR inside any ProgramBuilder.
+
+:data:`OPS` holds each elementwise op's IR (``(b, args, arg_dtypes, out_dtype) -> Val``): filled by
+vyre/array/_kernels/elementwise.py and by the families that add ops of their own (the order keys of
+vyre/array/_kernels/sort.py). :class:`Emitter` declares a tree's buffers and emits element ``i``; a
+kernel that consumes arrays (a reduction, a gather) fuses the pending work feeding it this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...ir.builder import ProgramBuilder
+from ...ir.types import DataType
+from ...ir.values import BufRef, Val
+from .dtypes import DType, ir_type
+from .nodes import Leaf, Map, Node, Scalar, View, collect
+
+#: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val (unique names).
+OPS: dict[str, Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]] = {}
+
+
+class Emitter:
+    """A tree's buffers declared in a builder (its leaves' buffers in ``leaves`` order, then a u32
+    parameter buffer when it has ``scalars``, following each other in binding order): ``value(i)``
+    emits element ``i``; ``_fuse.Plan.bind(emitter)`` gives the handles for those buffers."""
+
+    def __init__(self, b: ProgramBuilder, node: Node, prefix: str = "in"):
+        self.b, self.node = b, node
+        c = collect(node)
+        self.key, self.leaves, self.scalars = c.key, c.leaves, c.scalars
+        self.bufs: dict[int, BufRef] = {}
+        for k, leaf in enumerate(self.leaves):
+            t, count = self.leaf_buffer(leaf)
+            self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", t, "read", count=count)
+        self.params = (b.buffer(f"{prefix}_p", "u32", "read", count=len(self.scalars))
+                       if self.scalars else None)
+        self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+
+    def leaf_buffer(self, leaf: Leaf) -> tuple[Any, int]:
+        """The element type and count a leaf's buffer is declared with."""
+        return ir_type(leaf.dtype), max(1, leaf.count)
+
+    def value(self, i: Val) -> Val:
+        """The value of element ``i`` (a u32 row-major index into the node's shape)."""
+        return self._emit(self.node, i)
+
+    def scalar(self, n: Scalar) -> Val:
+        """A scalar parameter: its u32 word from the parameter buffer, as its dtype."""
+        assert self.params is not None
+        w = self.params[self._slot[id(n)]]
+        t = ir_type(n.dtype)
+        if t == DataType.BOOL:
+            return w != 0
+        if t == DataType.F16:
+            return w.bitcast("f32").cast("f16")
+        return w if t == DataType.U32 else w.bitcast(t)
+
+    def map(self, n: Map, args: list[Val]) -> Val:
+        return self.b.let(OPS[n.op](self.b, args, [a.dtype for a in n.args], n.dtype))
+
+    def _emit(self, n: Node, i: Val) -> Val:
+        if isinstance(n, Leaf):
+            return self.bufs[n.ident][i]
+        if isinstance(n, Scalar):
+            return self.scalar(n)
+        if isinstance(n, Map):
+            return self.map(n, [self._emit(a, i) for a in n.args])
+        if isinstance(n, View):
+            return self._emit(n.child, self.b.let(n.source_index(self.b, i)))
+        raise TypeError(f"unknown node {type(n).__name__}")
+
+
+def emit(b: ProgramBuilder, node: Node, flat_index: Val, prefix: str = "in") -> tuple[Val, Emitter]:
+    """Declare ``node``'s buffers in ``b`` and emit element ``flat_index``: ``(value, emitter)``; bind
+    ``plan.bind(emitter)`` (see :class:`Emitter`)."""
+    e = Emitter(b, node, prefix)
+    return e.value(flat_index), e
+
+
+__all__ = ["OPS", "Emitter", "emit"]

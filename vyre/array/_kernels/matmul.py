@@ -1,0 +1,86 @@
+"""The linear-algebra kernels of vyre/array/_linalg.py that are not the op library's GEMM: the simple
+product (one invocation per output element, stacks of contiguous matrices; f16 sums in f32; int32 and
+uint32 exact with wrap-around) and vecdot's reduction over a fused ``x1 * x2`` (one invocation per
+result). Their programs are the registry's ``matmul`` family. The float32 (and folded float16) products
+run the op library's tiled GEMM (vyre/ops/linalg/matmul.py) instead: :func:`gemm_steps`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...backends.config import DispatchConfig
+from ...ir.builder import ProgramBuilder
+from ...ir.program import Program
+from . import cache
+from . import dtypes as D
+from .dtypes import DType
+from .emit import Emitter
+from .nodes import Node, collect
+
+_cached = cache.register("matmul", 256, Program).get
+
+
+def generic_program(dtype: Any, nb: int, m: int, k: int, n: int) -> Program:
+    """C[z] = A[z] @ B[z] for contiguous stacks, one invocation per element of C (f16: f32 sums)."""
+    t = D.ir_type(dtype).value
+    acc_t = "f32" if dtype == D.float16 else t
+
+    def build() -> Program:
+        b = ProgramBuilder(f"array_matmul_{t}", 256)
+        a_ = b.buffer("a", t, "read", count=nb * m * k)
+        b_ = b.buffer("b", t, "read", count=nb * k * n)
+        c_ = b.buffer("c", t, "write", count=nb * m * n)
+        b.set_grid_from(c_)
+        i = b.global_index()
+        with b.if_(i < b.lit(nb * m * n, "u32")):
+            z = b.let(i / b.lit(m * n, "u32"))
+            row = b.let((i / b.lit(n, "u32")) % b.lit(m, "u32"))
+            col = b.let(i % b.lit(n, "u32"))
+            a0 = b.let(z * b.lit(m * k, "u32") + row * b.lit(k, "u32"))
+            b0 = b.let(z * b.lit(k * n, "u32") + col)
+            acc = b.var(acc_t, b.lit(0, acc_t))
+            with b.for_range(b.lit(0, "u32"), b.lit(k, "u32")) as kk:
+                x, y = a_[a0 + kk], b_[b0 + kk * b.lit(n, "u32")]
+                acc += (x.cast("f32") * y.cast("f32")) if acc_t != t else x * y
+            c_[i] = acc.cast(t) if acc_t != t else acc
+        return b.build()
+
+    return _cached(("generic", t, nb, m, k, n), build)
+
+
+def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[tuple[Program, DispatchConfig]]:
+    """The op library's GEMM pipeline for (nb stacked) (m, k) @ (k, n) of ``dt`` (float32; float16 when
+    the stack folds into M): its programs with one dispatch config per grid each."""
+    from ...ops.api import pipeline_for  # why: vyre.ops.api loads the wgpu backend; imported on first use
+    op = "matmul" if dt == D.float32 else "matmul.f16"
+    params = {"m": nb * m, "k": k, "n": n} if fold else {"batch": nb, "m": m, "k": k, "n": n}
+    pipe = pipeline_for(op if fold else "matmul.batched", params)
+    # coerce: one config per grid, so the backend's per-step plan memo hits
+    return [(step.program, DispatchConfig.coerce(step.grid)) for step in pipe.steps]
+
+
+def vecdot_program(node: Node, rows: int, k: int, dt: DType) -> Program:
+    """out[i] = the sum of ``node``'s elements i*k .. i*k + k - 1 (``node``: the fused product, the
+    contracted axis last), accumulated in ``node``'s dtype and cast to ``dt``."""
+    return _cached(("vecdot", collect(node).key, rows, k, dt.str), lambda: _vecdot(node, rows, k, dt))
+
+
+def _vecdot(node: Node, rows: int, k: int, dt: DType) -> Program:
+    b = ProgramBuilder("array_vecdot", 256)
+    e = Emitter(b, node)
+    t = D.ir_type(dt).value
+    acc_t = D.ir_type(node.dtype).value
+    out = b.buffer("out", t, "write", count=rows)
+    b.set_grid_from(out)
+    i = b.global_index()
+    with b.if_(i < b.lit(rows, "u32")):
+        base = b.let(i * b.lit(k, "u32"))
+        acc = b.var(acc_t, b.lit(0, acc_t))
+        with b.for_range(b.lit(0, "u32"), b.lit(k, "u32")) as j:
+            acc += e.value(base + j)
+        out[i] = acc.cast(t) if acc_t != t else acc
+    return b.build()
+
+
+__all__ = ["generic_program", "gemm_steps", "vecdot_program"]

@@ -1,0 +1,76 @@
+"""Sorting functions of the standard (2024.12): ``sort`` and ``argsort``, always stable, in numpy's order
+(-0.0 equals +0.0, NaN last; first when descending). Indices are int32.
+
+The axis is moved last (a lazy view); the order keys (vyre/array/_kernels/sort.py) are sorted with
+sort.radix_pairs' stable passes carrying the flat index; several rows get a second stable pass on the row
+id (a lexicographic (row, key) sort, one submission for the whole batch); ``sort`` then gathers the values
+through the order (a second submission), so -0.0/+0.0 and NaN payloads keep their bits and stable order.
+The input's pending expression fuses into the key computation and the gather.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DispatchError, UnsupportedDTypeError
+from . import _dtypes as D
+from ._array import Array
+from ._creation import zeros
+from ._kernels.fused import plan_for_node
+from ._kernels.nodes import collect
+from ._kernels.pipeline import run_pipeline_on
+from ._kernels.sort import argsort_pipeline, gather_program
+from ._searching import as_int32, axis_of, check_array, fused_node, u32_of
+from ._views import permute_dims
+
+
+def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int, Array | None]:
+    """(x with ``axis`` moved last, that axis, the int32 order within rows, or None when trivial)."""
+    x = check_array(x, what)
+    if x.dtype.kind not in "biuf":
+        raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
+    if x.ndim == 0:
+        raise DispatchError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
+    ax = axis_of(axis, x.ndim, what)
+    perm = [d for d in range(x.ndim) if d != ax] + [ax]
+    xt = permute_dims(x, perm)
+    n = x.shape[ax]
+    if x.size == 0 or n == 1:
+        return xt, ax, None
+    keys = u32_of(xt, "search_key_desc" if descending else "search_key")
+    order = run_pipeline_on(argsort_pipeline(x.size, n), [keys])[0]
+    return xt, ax, as_int32(order, xt.shape)
+
+
+def _back(a: Array, ax: int) -> Array:
+    """Undo the move of ``ax`` to the last position (a lazy view)."""
+    nd = a.ndim
+    perm = [d for d in range(nd - 1)]
+    perm.insert(ax, nd - 1)
+    return permute_dims(a, perm)
+
+
+def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """Indices (int32) that sort ``x`` along ``axis``; always stable (equal values keep their order, also
+    when descending). Floats in numpy's order: -0.0 equals +0.0, NaN last (first when descending)."""
+    xt, ax, order = _order(x, axis, descending, "argsort")
+    if order is None:
+        order = zeros(xt.shape, dtype=D.int32, device=xt.device)
+    return _back(order, ax)
+
+
+def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """``x`` sorted along ``axis`` (stable; the order of :func:`argsort`); values keep their exact bits."""
+    xt, ax, order = _order(x, axis, descending, "sort")
+    if order is None:
+        return D.astype(x, x.dtype, copy=True)
+    node = fused_node(xt)
+    prog = gather_program(node, collect(node).key)
+    p = plan_for_node(node, xt.device)
+    out = Array(xt.shape, xt.dtype, xt.device)
+    p.steps.append((prog, [*p.bind(node), order.handle, out._allocate()]))
+    p.run()
+    return _back(out, ax)
+
+
+__all__ = ["sort", "argsort"]
