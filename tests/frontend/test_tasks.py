@@ -126,8 +126,11 @@ def test_resident_loop(backend):
     got = run_resident(x, backend, lambda h: step[len(x)](h, backend=backend))
     if counted:
         after = backend.stats()
-        # the data goes up once and comes back once; the params uniform (dims) is uploaded once, 16 bytes
-        assert after["bytes_uploaded"] - before["bytes_uploaded"] == x.nbytes + 16
+        # the data goes up once and comes back once; the params uniforms (the kernel's dims, the dispatch's
+        # hidden words) are the backend's shared buffers of those words, written when created (mapped, no
+        # upload), once for the 100 launches
+        assert after["bytes_uploaded"] - before["bytes_uploaded"] == x.nbytes
+        assert after.get("params_buffers_created", 0) - before.get("params_buffers_created", 0) <= 2
         assert after["bytes_read_back"] - before["bytes_read_back"] == x.nbytes
     assert np.allclose(got, want, rtol=1e-6)
     prog, grid = step_builder(len(x))

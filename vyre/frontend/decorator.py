@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ..errors import DispatchError, VyreError
+from ..errors import DispatchError
 from ..ir.program import Program
 from .build import Spec, build_program, param_annotations
 from .launch import backend_for, bind, check_dim, run
@@ -20,7 +19,6 @@ from .types import ArrayType, DType
 if TYPE_CHECKING:
     from ..backends.base import Backend
 
-_PARAMS_CACHE = 16  # resident params uniforms kept per kernel (dims + scalars -> handle)
 
 
 class Kernel:
@@ -41,7 +39,6 @@ class Kernel:
         self._cache: dict[tuple[str, Spec], Program] = {}
         self._builds = 0
         self._hits = 0
-        self._params_handles: OrderedDict[tuple[int, int, bytes], tuple[Any, Any]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"<vyre.kernel {self.__name__}({', '.join(f'{n}: {a!r}' for n, a in self.params)})>"
@@ -99,32 +96,9 @@ class Kernel:
         bound = bind(self.__name__, self.params, inputs, dims, self.workgroup_size)
         program = self._specialize(bound.spec)
         backend = backend_for(self.__name__, bound, backend)
-        handle = self._params_handle(backend, bound.words) if bound.resident else None
+        # the backend's shared params uniform of these words: a repeated launch uploads none
+        handle = backend.params_handle(_padded(bound.words)) if bound.resident else None
         return run(self.__name__, program, bound, dims, backend, handle)
-
-    def _params_handle(self, backend: Any, words: np.ndarray) -> Any:
-        """A resident uniform holding ``words``, kept per (backend, contents) so a repeated launch uploads none."""
-        # the device generation: a handle made before a device loss is not reused after the recovery
-        key = (id(backend), getattr(backend, "generation", 0), words.tobytes())
-        with self._lock:
-            hit = self._params_handles.get(key)
-            if hit is not None and hit[0] is backend:
-                self._params_handles.move_to_end(key)
-                return hit[1]
-        nbytes = max(16, -(-words.nbytes // 16) * 16)
-        handle = backend.allocate_resident(nbytes, label=f"{self.__name__}.params")
-        padded = np.zeros(nbytes // 4, np.uint32)
-        padded[: words.size] = words
-        backend.upload_resident(handle, padded)
-        with self._lock:
-            self._params_handles[key] = (backend, handle)
-            while len(self._params_handles) > _PARAMS_CACHE:
-                _, (old_backend, old) = self._params_handles.popitem(last=False)
-                try:
-                    old_backend.free_resident(old)
-                except VyreError:
-                    pass  # already gone with its device
-        return handle
 
     def __getitem__(self, dim: Any) -> _Launcher:
         return _Launcher(self, dim)
@@ -168,4 +142,12 @@ def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: int | tuple[
     return Kernel(fn, workgroup_size)
 
 
+def _padded(words: np.ndarray) -> bytes:
+    """The params words zero-padded to whole 16-byte rows (a uniform's size)."""
+    padded = np.zeros(max(4, -(-words.size // 4) * 4), np.uint32)
+    padded[: words.size] = words
+    return padded.tobytes()
+
+
 __all__ = ["Kernel", "kernel"]
+
