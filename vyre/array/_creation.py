@@ -80,13 +80,14 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             if copy is False:
                 raise DispatchError("asarray: copy=False but the array is on another device", fix="allow a copy")
             obj = obj.to_device(device)
-        if dt is not None and dt != obj.dtype:
+        arr: Array = obj
+        if dt is not None and dt != arr.dtype:
             if copy is False:
                 raise DispatchError("asarray: copy=False but the dtype differs", fix="allow a copy")
-            return D.astype(obj, dt)
+            return D.astype(arr, dt)
         if copy:
-            return D.astype(obj, obj.dtype, copy=True)
-        return obj
+            return D.astype(arr, arr.dtype, copy=True)
+        return arr
     if copy is False:
         raise DispatchError("asarray: copy=False is impossible for host data (it is uploaded)",
                             fix="pass copy=None or True")
@@ -228,8 +229,8 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
             for k, a in enumerate(xs)]
 
 
-def _triangle(x: Any, k: Any, lower: bool, what: str) -> Array:
-    x = _check(x, what)
+def _triangle(value: Any, k: Any, lower: bool, what: str) -> Array:
+    x = _check(value, what)
     try:
         kk = operator.index(k)
     except TypeError:

@@ -114,7 +114,7 @@ def iinfo(type: Any) -> iinfo_object:  # noqa: A002
     return iinfo_object(i.bits, int(i.max), int(i.min), d)
 
 
-def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
+def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Array:
     """``x`` converted to ``dtype`` (float -> int truncates toward zero and saturates; NaN -> 0); the same
     array when ``copy=False`` and the dtype matches."""
     dt = as_dtype(dtype, "astype")

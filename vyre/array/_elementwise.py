@@ -44,7 +44,7 @@ def broadcast_together(*shapes: tuple[int, ...]) -> tuple[int, ...]:
                             fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
 
 
-_PROMOTED: dict[tuple, DType] = {}  # dtypes of the array operands -> their promoted dtype
+_PROMOTED: dict[tuple[Any, ...], DType] = {}  # dtypes of the array operands -> their promoted dtype
 
 
 def _same(d: DType) -> DType:

@@ -64,11 +64,11 @@ def _edge(v: Any, x: Array, ax: int, what: str) -> Array:
         shape = tuple(1 if d == ax else n for d, n in enumerate(x.shape))
         dt = x.dtype if not (isinstance(v, float) and x.dtype.kind != "f") else D.float32
         return full(shape, v, dtype=dt, device=x.device)
-    v = _check(v, what)
-    if v.ndim != x.ndim or _differs(v.shape, x.shape, ax):
-        raise DispatchError(f"{what} of shape {list(v.shape)} does not match x's {list(x.shape)} off axis {ax}",
+    a = _check(v, what)
+    if a.ndim != x.ndim or _differs(a.shape, x.shape, ax):
+        raise DispatchError(f"{what} of shape {list(a.shape)} does not match x's {list(x.shape)} off axis {ax}",
                             fix="give it x's shape except along the axis")
-    return v
+    return a
 
 
 def _differs(a: Sequence[int], b: Sequence[int], skip: int) -> builtins.bool:

@@ -16,7 +16,7 @@ with an integer or bool array gives float32, a Python int with a bool array int3
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def as_dtype(dtype: Any, what: str = "dtype") -> DType:
         raise UnsupportedDTypeError(f"{what}: {dtype!r} is not a data type",
                                     fix="use one of bool, int32, uint32, float32, float16") from None
     if d in SUPPORTED:
-        return d
+        return cast(DType, d)
     why = ("the vyre IR has no 64-bit types (WGSL has none in its core)" if d.itemsize == 8 and d.kind in "iuf"
            else "vyre arrays hold bool, int32, uint32, float32 and float16 only")
     raise UnsupportedDTypeError(f"{what}: {d} is not supported: {why}",

@@ -7,6 +7,7 @@ recording these ops are in vyre/array/_elementwise.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
@@ -18,28 +19,28 @@ from .emit import OPS
 F32 = "f32"
 
 
-def _reg(name: str) -> Callable:
-    def deco(fn: Callable) -> Callable:
+def _reg(name: str) -> Callable[[Callable[..., Val]], Callable[..., Val]]:
+    def deco(fn: Callable[..., Val]) -> Callable[..., Val]:
         OPS[name] = fn
         return fn
     return deco
 
 
-def _in_f32(fn: Callable) -> Callable:
+def _in_f32(fn: Callable[..., Val]) -> Callable[..., Val]:
     """Compute ``fn(b, *f32 args)`` in f32; the result is cast back to an f16 output."""
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
         wide = [a.cast(F32) if d == D.float16 else a for a, d in zip(args, dts)]
         r = fn(b, *wide)
         return r.cast("f16") if out == D.float16 else r
     return emit
 
 
-def _simple(fn: Callable) -> Callable:
+def _simple(fn: Callable[..., Val]) -> Callable[..., Val]:
     return lambda b, args, dts, out: fn(b, *args)
 
 
 @_reg("astype")
-def _astype(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _astype(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     x, d = args[0], dts[0]
     if out == D.bool:
         if d.kind == "f":  # NaN is truthy (NaN != 0 is not portable, see docs/architecture.md)
@@ -70,8 +71,8 @@ OPS["minimum"] = _in_f32(lambda b, x, y: x.min(y) if x.dtype.value != "f32" else
                          b.select(M.isnan(b, x) | M.isnan(b, y), M.nan(b), x.min(y)))
 
 
-def _cmp(fn: Callable, nan_result: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _cmp(fn: Callable[..., Val], nan_result: bool) -> Callable[..., Val]:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
         x, y = args
         if dts[0].kind != "f":
             return fn(x, y)
@@ -90,7 +91,7 @@ OPS["greater_equal"] = _cmp(lambda x, y: x >= y, False)
 
 
 @_reg("floor_divide")
-def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     x, y = args
     if out.kind == "u":
         return b.select(y == 0, b.lit(0, "u32"), x / y)
@@ -113,7 +114,7 @@ def _float_floordiv(b: ProgramBuilder, x: Val, y: Val) -> Val:
 
 
 @_reg("remainder")
-def _remainder(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _remainder(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     x, y = args
     if out.kind in "iu":
         r = b.let(x % y)
@@ -129,7 +130,7 @@ def _remainder(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val
 
 
 @_reg("pow")
-def _pow(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _pow(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     x, y = args
     if out.kind in "iu":
         t = D.ir_type(out)
@@ -166,8 +167,8 @@ def _pow(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
     return _in_f32(flt)(b, args, dts, out)
 
 
-def _shift(left: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _shift(left: bool) -> Callable[..., Val]:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
         x, y = args
         big = (y.cast("u32") >= 32) if out.kind == "i" else (y >= 32)
         amount = y.cast("u32") if out.kind == "i" else y
@@ -194,7 +195,7 @@ for _name, _fn in _FLOAT_IR.items():
     OPS[_name] = _in_f32(_fn)
 
 
-def _rounding(fn: Callable) -> Callable:
+def _rounding(fn: Callable[..., Val]) -> Callable[..., Val]:
     return lambda b, args, dts, out: args[0] if out.kind in "iub" else fn(args[0])
 
 
@@ -204,8 +205,8 @@ OPS["trunc"] = _rounding(lambda x: x.trunc())
 OPS["round"] = _rounding(lambda x: x.round())
 
 
-def _float_test(fn: Callable, for_ints: bool) -> Callable:
-    def emit(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _float_test(fn: Callable[..., Val], for_ints: bool) -> Callable[..., Val]:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
         d = dts[0]
         if d.kind != "f":
             return b.lit(for_ints, "bool")
@@ -220,7 +221,7 @@ OPS["signbit"] = _float_test(M.signbit, False)
 
 
 @_reg("sign")
-def _sign(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _sign(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     x = args[0]
     if out.kind == "u":
         return b.select(x == 0, b.lit(0, "u32"), b.lit(1, "u32"))

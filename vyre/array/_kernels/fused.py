@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -112,10 +112,10 @@ class Plan:
     are freed after it."""
 
     backend: Any
-    steps: list = field(default_factory=list)
-    done: list = field(default_factory=list)  # arrays to commit after run
-    filled: list = field(default_factory=list)  # Buffers whose pending expression the steps compute
-    temps: list = field(default_factory=list)  # handles to free after run
+    steps: list[Any] = field(default_factory=list)
+    done: list[Any] = field(default_factory=list)  # arrays to commit after run
+    filled: list[Any] = field(default_factory=list)  # Buffers whose pending expression the steps compute
+    temps: list[Any] = field(default_factory=list)  # handles to free after run
 
     def bind(self, source: Emitter | Node) -> list[Any]:
         """The handles for the buffers an Emitter of ``source`` (an Emitter, or its node) declared: its
@@ -126,7 +126,7 @@ class Plan:
             handles.append(params_handle(self.backend, scalar_words(c.scalars)))
         return handles
 
-    def run(self, read: list | None = None) -> list[np.ndarray]:
+    def run(self, read: list[Any] | None = None) -> list[np.ndarray]:
         got: list[np.ndarray] = []
         try:
             if self.steps:
@@ -283,7 +283,7 @@ def download(array: Array) -> np.ndarray:
         if p.steps:
             return p.run([h])[0]
         p.run()  # nothing to compute (filled through a leaf, or empty): commit only
-    return array.device.download_resident(array._storage())
+    return cast(np.ndarray, array.device.download_resident(array._storage()))
 
 
 def explain(array: Array) -> str:

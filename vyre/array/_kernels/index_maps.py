@@ -13,6 +13,8 @@ A new kind of view subclasses View (``source_index`` and ``params``, the latter 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
 from .nodes import Node, Scalar, View
@@ -32,7 +34,7 @@ class Reshape(View):
 
     __slots__ = ()
 
-    def params(self) -> tuple:
+    def params(self) -> tuple[Any, ...]:
         return ()
 
     def source_index(self, b: ProgramBuilder, i: Val) -> Val:
@@ -49,7 +51,7 @@ class Strided(View):
         super().__init__(child, shape)
         self.offset, self.strides = int(offset), tuple(int(s) for s in strides)
 
-    def params(self) -> tuple:
+    def params(self) -> tuple[Any, ...]:
         return (self.offset, self.strides)
 
     def source_index(self, b: ProgramBuilder, i: Val) -> Val:
@@ -103,7 +105,7 @@ class Wrap(View):
         super().__init__(child, shape)
         self.div, self.add = tuple(int(d) for d in div), tuple(int(a) for a in add)
 
-    def params(self) -> tuple:
+    def params(self) -> tuple[Any, ...]:
         return (self.div, self.add)
 
     def source_index(self, b: ProgramBuilder, i: Val) -> Val:

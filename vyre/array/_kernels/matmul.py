@@ -49,7 +49,7 @@ def generic_program(dtype: Any, nb: int, m: int, k: int, n: int) -> Program:
     return _cached(("generic", t, nb, m, k, n), build)
 
 
-def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[tuple[Program, DispatchConfig]]:
+def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[tuple[Program, DispatchConfig | None]]:
     """The op library's GEMM pipeline for (nb stacked) (m, k) @ (k, n) of ``dt`` (float32; float16 when
     the stack folds into M): its programs with one dispatch config per grid each."""
     from ...ops.api import pipeline_for  # why: vyre.ops.api loads the wgpu backend; imported on first use

@@ -44,7 +44,7 @@ class Node:
     leaf_ids: frozenset[int]
     _leafseq: tuple[Leaf, ...]
     _scalars: tuple[Scalar, ...]
-    skey: tuple | None
+    skey: tuple[Any, ...] | None
 
     @property
     def leafseq(self) -> tuple[Leaf, ...]:
@@ -121,7 +121,7 @@ class Map(Node):
             self.size = 1 + a0.size + a1.size
             self.leaf_ids = a0.leaf_ids | a1.leaf_ids
             self._leafseq, self._scalars = a0.leafseq + a1.leafseq, a0.scalars + a1.scalars
-            keys: tuple = (a0.skey or skey_of(a0), a1.skey or skey_of(a1))
+            keys: tuple[Any, ...] = (a0.skey or skey_of(a0), a1.skey or skey_of(a1))
         else:
             self.size = 1 + sum(a.size for a in args)
             self.leaf_ids = frozenset().union(*(a.leaf_ids for a in args))
@@ -148,7 +148,7 @@ class View(Node):
     def children(self) -> tuple[Node, ...]:
         return (self.child,)
 
-    def params(self) -> tuple:
+    def params(self) -> tuple[Any, ...]:
         """What the index map depends on besides shapes (part of the program's cache key)."""
         raise NotImplementedError
 
@@ -162,12 +162,12 @@ class View(Node):
 class Collected:
     """One walk of a tree: its structural key, leaf arrays (slot order) and scalar nodes (slot order)."""
 
-    key: tuple
+    key: tuple[Any, ...]
     leaves: list[Leaf] = field(default_factory=list)
     scalars: list[Scalar] = field(default_factory=list)
 
 
-def skey_of(n: Node) -> tuple:
+def skey_of(n: Node) -> tuple[Any, ...]:
     """``n``'s structural key without leaf identities (a View's is made on first use and kept)."""
     if n.skey is None:
         assert isinstance(n, View)

@@ -6,6 +6,8 @@ expression fused in).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...backends.schedule import Pipeline
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
@@ -56,7 +58,7 @@ def scatter_program(shape: tuple[int, ...], dims: tuple[int, ...]) -> Program:
     return _programs.get(("search_scatter", shape, dims), make)
 
 
-def searchsorted_program(node: Node, key: tuple, n1: int, right: bool, sorter: str | None) -> Program:
+def searchsorted_program(node: Node, key: tuple[Any, ...], n1: int, right: bool, sorter: str | None) -> Program:
     """out[i] = the insertion point of key ``node[i]`` among the ascending u32 keys ``keys1`` (read through
     ``sorter`` when given): left (first k with keys1[k] >= v) or right (first k with keys1[k] > v).
     Bind: the emitter's, keys1, [sorter,] out."""

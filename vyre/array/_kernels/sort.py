@@ -17,6 +17,8 @@ set functions share.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...backends.schedule import BufferSpec, Pipeline, Step
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
@@ -48,12 +50,12 @@ OPS["search_key"] = lambda b, args, dts, out: order_key(b, args[0], dts[0])
 OPS["search_key_desc"] = lambda b, args, dts, out: ~order_key(b, args[0], dts[0])
 
 
-def _argmin_key(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _argmin_key(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     k = b.let(order_key(b, args[0], dts[0]))
     return b.select(k == NAN_KEY, k, ~k) if dts[0].kind == "f" else ~k
 
 
-def _flag(b: ProgramBuilder, args: list[Val], dts: list, out: DType) -> Val:
+def _flag(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
     truth = OPS["astype"](b, args, dts, D.bool)  # NaN counts as non-zero (numpy)
     return b.select(truth, b.lit(1, "u32"), b.lit(0, "u32"))
 
@@ -110,7 +112,7 @@ def argsort_pipeline(size: int, n: int) -> Pipeline:
 _gathers = cache.register("sort.gather", 256, Program)
 
 
-def gather_program(node: Node, key: tuple) -> Program:
+def gather_program(node: Node, key: tuple[Any, ...]) -> Program:
     """out[j] = node[order[j] + row_start(j)] (order: i32 positions within rows of ``node.shape[-1]``):
     the sorted values, read from the (fused) input expression. Bind: the emitter's, order, out."""
     def make() -> Program:
