@@ -44,6 +44,7 @@ from .disk_cache import DiskCache
 from .dispatcher import Dispatcher, coerce_config
 from .escape import RawWgsl, probe_op
 from .executor import Executor
+from .interop import SharedDevice, check_device
 from .jobs import JobRunner
 from .keys import lowering_contract
 from .pipeline_run import OpPipelines
@@ -67,7 +68,7 @@ WARM_WGSL = """
 
 def _default_lower(program):
     try:
-        from ...lower import lower
+        from ...lower import lower  # why: import time (vyre.lower loads jinja2 and its templates on first use)
     except ImportError as exc:
         raise LoweringError(f"the lowering (vyre.lower.lower) is not available: {exc}",
                             fix="install vyre completely (vyre/lower must provide lower())") from None
@@ -151,7 +152,6 @@ class WgpuBackend(Backend):
     def from_device(cls, device: Any, **kwargs: Any) -> WgpuBackend:
         """A backend over an existing ``wgpu.GPUDevice`` (e.g. pygfx's), shared: never destroyed by vyre
         (see vyre/backends/wgpu/interop.py for the limits)."""
-        from .interop import SharedDevice, check_device
         check_device(device)
         return cls(_device=SharedDevice(device), **kwargs)
 

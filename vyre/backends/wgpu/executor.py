@@ -174,7 +174,7 @@ class Executor:
         submission (queue order). Polling until wgpu-native reports an empty queue is no wait: it says so
         while work still runs (on the H200, evaluate() and such a wait looped in 204 µs around a 244 µs
         kernel)."""
-        import wgpu
+        import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
         driver = self.driver
         if self._fence is None:

@@ -53,7 +53,7 @@ def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
     if isinstance(exc, VyreError):
         return exc
     try:
-        import wgpu
+        import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
         oom_types: tuple = (wgpu.GPUOutOfMemoryError, MemoryError)
         validation_types: tuple = (wgpu.GPUValidationError, wgpu.GPUPipelineError)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from ...errors import DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError
 from ...ir.program import Program
+from ...ir.validate import validate
 from ..artifact import CompiledProgram
 from .device import FEATURE_ALIASES, Device
 from .disk_cache import DiskCache
@@ -36,16 +37,6 @@ _FEATURE_FIX = {
                   "backend.supports_f16() tells)",
     "subgroup": "avoid subgroup operations on this adapter",
 }
-
-
-def _find_validate():
-    try:
-        from ...ir.validate import validate
-    except ModuleNotFoundError as exc:
-        if exc.name in ("vyre.ir.validate",):
-            return None
-        raise
-    return validate
 
 
 def program_features(program) -> set[str]:
@@ -68,7 +59,6 @@ class PipelineStore:
         self.disk = disk
         self.cache = PipelineCache(capacity, release=release)
         self.layouts: LayoutCache | None = None
-        self._validate_fn = _find_validate()
         self._validated: OrderedDict[str, None] = OrderedDict()
         self._disk_probed: OrderedDict[str, None] = OrderedDict()  # fingerprints the validator step missed on disk
 
@@ -106,9 +96,8 @@ class PipelineStore:
             if self._disk_lowering(fp) is not None:
                 self._mark_validated(fp)
                 return
-        if self._validate_fn is not None:
-            self._stats.bump("validations")
-            self._validate_fn(program, limits=self._dev.validation_limits)
+        self._stats.bump("validations")
+        validate(program, limits=self._dev.validation_limits)
         if fp is None:
             try:
                 fp = program.fingerprint

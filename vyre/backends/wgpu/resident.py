@@ -169,7 +169,7 @@ class ResidentStore:
 
     # ---- allocation -----------------------------------------------------------------------------
     def allocate(self, nbytes, label: str | None = None, zeroed: bool = True) -> ResidentHandle:
-        import wgpu
+        import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
         nbytes = as_int(nbytes, "allocate_resident: nbytes")
         st = self.state()
