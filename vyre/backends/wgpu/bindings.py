@@ -43,6 +43,7 @@ def group_entries(compiled: Any, g: int, buffers: Sequence[GPUBuffer | None], pa
     out = []
     for s in compiled.groups[g]:
         if s.index < 0:
+            assert params is not None, "a pipeline with the hidden params uniform needs its buffer"
             out.append((s.binding, params, params.size))
         else:
             buf = buffers[s.index]

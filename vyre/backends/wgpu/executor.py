@@ -235,6 +235,7 @@ class Executor:
                         if item is not None:
                             rec.copy(r.buffer, r.offset & ~3, readback, item[0], item[2])
                     if timer is not None:
+                        assert stamp_at is not None  # set with the timer above
                         rec.resolve(timer.query_set, 2, timer.resolved, 0)
                         rec.copy(timer.resolved, 0, readback, stamp_at, QueryPair.nbytes)
                     commands = rec.finish()
