@@ -32,15 +32,16 @@ from ..errors import DispatchError
 from ..ir.program import Program
 from .config import DispatchConfig
 from .handles import ResidentHandle
-from .host import DispatchPlan, as_u8, check_outs, fold_grid, plan_resident, storage_dtype
+from .host import DispatchPlan, as_u8, check_outs, storage_dtype
 from .plan_checks import check_resident_bindings
+from .planning import UNIFORM_MIN, PlanLimits, plan_step
 
 _IDS = itertools.count(1)
 _OWNERS = itertools.count(-1, -1)  # negative: GPU backends count their owner ids up from 1
 _DEFAULT_CONFIG = DispatchConfig()
 
 #: Largest uniform binding (bytes), as on WebGPU by default (the validator checks declared ones).
-UNIFORM_LIMIT = 65536
+UNIFORM_LIMIT = UNIFORM_MIN
 
 
 def as_config(config: Any) -> DispatchConfig:
@@ -80,6 +81,7 @@ class HostResidentStore:
         self._validate = validate
         self._execute = execute
         self.max_buffer_bytes = int(max_buffer_bytes)
+        self._limits = PlanLimits(max_storage_bytes=self.max_buffer_bytes)
         self.owner = next(_OWNERS)
         self._entries: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
@@ -193,9 +195,11 @@ class HostResidentStore:
                                 fix="pass [handle, ...] with one handle per program buffer, in binding order")
         raws = [self.buffer(h, what) for h in handles]
         self._validate(program)
-        plan = plan_resident(program, [h.nbytes for h in handles], config, max_storage_bytes=self.max_buffer_bytes)
-        check_resident_bindings(plan, [h.id for h in handles], UNIFORM_LIMIT, what)
-        fold_grid(plan.grid)  # a grid no GPU could address is refused here too
+        # the limits every adapter has: a dispatch no GPU could run is refused here too
+        plan = plan_step(program, None, config, self._limits, sizes=[h.nbytes for h in handles], what=what).plan
+        ids = [h.id for h in handles]
+        if len(set(ids)) != len(ids):  # a handle bound twice: refused when one of its bindings is writable
+            check_resident_bindings(plan, ids, UNIFORM_LIMIT, what)
         return PreparedStep(plan, raws)
 
     def run(self, step: PreparedStep) -> None:
