@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _REPR_MAX = 1000  # elements shown by repr (larger arrays show shape and dtype only)
 
 
-def _free(backend: Any, handle: Any) -> None:
+def _free(backend: Backend, handle: Any) -> None:
     try:
         backend.free_resident(handle)
     except VyreError:
@@ -49,7 +49,7 @@ class Buffer:
 
     __slots__ = ("handle", "pending", "_backend", "__weakref__")
 
-    def __init__(self, backend: Any, nbytes: int, pending: Node | Deferred | None = None, zeroed: bool = True):
+    def __init__(self, backend: Backend, nbytes: int, pending: Node | Deferred | None = None, zeroed: bool = True):
         # a pending expression's buffer is written whole by its fused kernel: no need to clear a reused one
         self.handle = backend.allocate_resident(nbytes, zeroed=zeroed and pending is None)
         self.pending = pending
@@ -70,13 +70,13 @@ class Array:
     __slots__ = ("_dtype", "_shape", "_device", "_buf", "_expr", "__weakref__")
     __array_priority__ = 100  # numpy defers to our reflected operators
 
-    def __init__(self, shape: tuple[int, ...], dtype: DType, device: Any, expr: Node | None = None):
+    def __init__(self, shape: tuple[int, ...], dtype: DType, device: Backend, expr: Node | None = None):
         self._shape, self._dtype, self._device = tuple(int(d) for d in shape), dtype, device
         self._buf: Buffer | None = None
         self._expr = expr
 
     @classmethod
-    def _lazy(cls, shape: tuple[int, ...], dtype: DType, device: Any, expr: Node) -> Array:
+    def _lazy(cls, shape: tuple[int, ...], dtype: DType, device: Backend, expr: Node) -> Array:
         """A pending array from a recorded node (``shape`` already a tuple of ints): the record path's
         constructor, without the checks of ``__init__``."""
         a = cls.__new__(cls)
@@ -143,7 +143,7 @@ class Array:
     @property
     def nbytes(self) -> int: return self.size * self._dtype.itemsize
     @property
-    def device(self) -> Any: return self._device
+    def device(self) -> Backend: return self._device
 
     def __array_namespace__(self, *, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2024.12", "2023.12", "2022.12"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ._elementwise import greater_equal, less_equal, where
 from ._kernels.index_maps import Strided
 from ._kernels.nodes import Map, Scalar
 
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
 Shape = int | Sequence[int]
 
 
@@ -39,7 +42,7 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
-def upload(host: np.ndarray, device: Any) -> Array:
+def upload(host: np.ndarray, device: Backend) -> Array:
     """A new materialised array holding ``host`` (a numpy array of a supported dtype) on ``device``."""
     dt = D.as_dtype(host.dtype, "asarray")
     check_dtype_on(device, dt)
@@ -70,7 +73,7 @@ def _default_host(obj: Any) -> np.ndarray:
     return host
 
 
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
+def asarray(obj: Any, /, *, dtype: Any = None, device: Backend | None = None, copy: bool | None = None) -> Array:
     """An array from ``obj``. numpy arrays and buffer-protocol objects keep their dtype (int64, uint64,
     float64 raise UnsupportedDTypeError: convert with ``.astype`` first, nothing is narrowed silently);
     Python data gets bool/int32/float32. ``copy=False`` on host data raises (uploading copies)."""
@@ -106,12 +109,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     return upload(host, dev)
 
 
-def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+def empty(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> Array:
     """An array of ``shape`` (zero-filled: resident buffers start at zero)."""
     return zeros(shape, dtype=dtype, device=device)
 
 
-def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+def zeros(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> Array:
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "zeros")
     dev = current_backend(device)
     check_dtype_on(dev, dt)
@@ -120,7 +123,7 @@ def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
     return a
 
 
-def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None) -> Array:
+def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Backend | None = None) -> Array:
     """A lazy array of ``fill_value`` (a scalar broadcast: it fuses into whatever consumes it)."""
     if dtype is None:
         dt = D.bool if isinstance(fill_value, bool) else D.int32 if isinstance(fill_value, int) else D.float32
@@ -137,13 +140,13 @@ def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, dev
     return Array(s, dt, dev, Map("positive", (Scalar(v, dt),), dt, s))
 
 
-def ones(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+def ones(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> Array:
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "ones")
     return full(shape, True if dt == D.bool else 1.0 if dt.kind == "f" else 1, dtype=dt, device=device)
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
-           device: Any = None) -> Array:
+           device: Backend | None = None) -> Array:
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -155,7 +158,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return upload(host.astype(dt), current_backend(device))
 
 
-def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, device: Any = None,
+def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, device: Backend | None = None,
              endpoint: bool = True) -> Array:
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "linspace")
     if dt.kind != "f":
@@ -164,31 +167,33 @@ def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, devic
     return upload(host, current_backend(device))
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device: Backend | None = None) -> Array:
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "eye")
     return upload(np.eye(n_rows, n_cols, k=k, dtype=dt), current_backend(device))
 
 
-def _like(x: Array, dtype: Any, device: Any) -> tuple[Any, Any]:
+def _like(x: Array, dtype: Any, device: Backend | None) -> tuple[Any, Backend]:
     return (x.dtype if dtype is None else dtype), (x.device if device is None else device)
 
 
-def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+def zeros_like(x: Array, /, *, dtype: Any = None, device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return zeros(x.shape, dtype=dt, device=dev)
 
 
-def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+def empty_like(x: Array, /, *, dtype: Any = None, device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return empty(x.shape, dtype=dt, device=dev)
 
 
-def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+def ones_like(x: Array, /, *, dtype: Any = None, device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return ones(x.shape, dtype=dt, device=dev)
 
 
-def full_like(x: Array, /, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None) -> Array:
+def full_like(x: Array, /, fill_value: bool | int | float, *, dtype: Any = None,
+              device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return full(x.shape, fill_value, dtype=dt, device=dev)
 

@@ -19,11 +19,11 @@ from ._kernels.dtypes import DType
 if TYPE_CHECKING:
     from ..backends.base import Backend
 
-_current: contextvars.ContextVar[Any] = contextvars.ContextVar("vyre_array_backend", default=None)
+_current: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("vyre_array_backend", default=None)
 
 
 @contextlib.contextmanager
-def use(backend: Any) -> Iterator[Any]:
+def use(backend: Backend) -> Iterator[Backend]:
     """``with vyre.use(backend):`` makes ``backend`` the default of array creation inside the block
     (nested blocks: the innermost wins; other threads and tasks are not affected). Yields the backend."""
     token = _current.set(backend)
@@ -33,7 +33,7 @@ def use(backend: Any) -> Iterator[Any]:
         _current.reset(token)
 
 
-def current_backend(device: Any = None) -> Any:
+def current_backend(device: Backend | None = None) -> Backend:
     """``device`` when given, else the backend of the innermost ``use`` block, else the default backend."""
     if device is not None:
         return device
@@ -49,9 +49,9 @@ def default_backend() -> Backend:
     return cast("Backend", default.default_backend())
 
 
-def same_device(arrays: Sequence[Any], what: str) -> Any:
+def same_device(arrays: Sequence[Any], what: str) -> Backend:
     """The one backend of ``arrays`` (Array objects); two different ones raise DeviceMismatchError."""
-    dev = arrays[0].device
+    dev: Backend = arrays[0].device
     for a in arrays[1:]:
         if a.device is not dev:
             raise DeviceMismatchError(f"{what}: arrays on two backends ({dev!r} and {a.device!r})",
@@ -62,7 +62,7 @@ def same_device(arrays: Sequence[Any], what: str) -> Any:
 _f16_cache: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # never keeps a backend alive
 
 
-def check_dtype_on(backend: Any, dtype: DType) -> None:
+def check_dtype_on(backend: Backend, dtype: DType) -> None:
     """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
     if dtype != np.float16:
         return

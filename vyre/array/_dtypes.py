@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from ._kernels.dtypes import is_int as is_int
 from ._kernels.dtypes import promote as promote
 from ._kernels.dtypes import uint32 as uint32
 from ._kernels.nodes import Map
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
@@ -114,7 +117,7 @@ def iinfo(type: Any) -> iinfo_object:  # noqa: A002
     return iinfo_object(i.bits, int(i.max), int(i.min), d)
 
 
-def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Array:
+def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Backend | None = None) -> Array:
     """``x`` converted to ``dtype`` (float -> int truncates toward zero and saturates; NaN -> 0); the same
     array when ``copy=False`` and the dtype matches."""
     dt = as_dtype(dtype, "astype")

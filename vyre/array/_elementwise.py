@@ -250,7 +250,8 @@ def _float_fn(name: str) -> Any:
     def fn(x: Array, /) -> Array:
         return apply(name, [x], accept="f", float_only=True)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {name} (float; integer input is converted to float32). Accuracy: vyre/array/_math.py."
+    fn.__doc__ = (f"Elementwise {name} (float; integer input is converted to float32). "
+                  "Accuracy: vyre/array/_kernels/float_math.py.")
     return fn
 
 

@@ -10,9 +10,12 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 _lock = threading.Lock()
 
@@ -34,7 +37,7 @@ _WORD_CODE = {"f": "f", "b": "?3x", "i": "i", "u": "I"}  # bool: one byte and 3 
 _WORD_FORMATS: dict[str, struct.Struct] = {}
 
 
-def params_handle(backend: Any, words: bytes | np.ndarray) -> Any:
+def params_handle(backend: Backend, words: bytes | np.ndarray) -> Any:
     """A resident buffer holding ``words`` (scalar parameters), shared by evaluations with the same values
     (a per-backend LRU of 64): a loop repeating ``x * 2 + 1`` uploads its scalars once. Never free it."""
     key = words if isinstance(words, bytes) else words.tobytes()

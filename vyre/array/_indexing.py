@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from ._kernels.gather import MAX_STORAGE, copy_step, gather, materialised, n_buf
 from ._kernels.index_maps import broadcast_view, strides_of
 from ._kernels.nodes import Leaf, Map, Node, Scalar
 from ._views import axis_view, broadcast_to, normalize_axis, reshape
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 # ---- parsing a key -------------------------------------------------------------------------------
 
@@ -70,7 +73,7 @@ def _host_index(k: Any) -> tuple[str, Any]:
     return "host", host
 
 
-def _entry(k: Any, device: Any) -> tuple[str, Any]:
+def _entry(k: Any, device: Backend) -> tuple[str, Any]:
     if k is Ellipsis:
         return "ell", None
     if k is None:

@@ -9,11 +9,14 @@ broadcasting and host transfers go through numpy, whose broadcasting takes at mo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DispatchError
 from . import _dtypes as D
 from ._device import current_backend, default_backend
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 _KINDS: dict[str, tuple[str, ...]] = {
     "bool": ("bool",),
@@ -27,7 +30,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
 _ALL = ("bool", "int32", "uint32", "float16", "float32")
 
 
-def _has_f16(device: Any) -> bool:
+def _has_f16(device: Backend) -> bool:
     return bool(device.capabilities().f16)
 
 
@@ -44,12 +47,12 @@ class Info:
         """The backend new arrays go to now (``device=`` absent): see ``vyre.use``."""
         return current_backend()
 
-    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+    def default_dtypes(self, *, device: Backend | None = None) -> dict[str, Any]:
         """float32, int32 (also the index dtype: no 64-bit integers), the same on every device; no complex
         entry (no complex dtypes)."""
         return {"real floating": D.float32, "integral": D.int32, "indexing": D.int32}
 
-    def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
+    def dtypes(self, *, device: Backend | None = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
         """The supported dtypes by name (float16 only when ``device`` has shader-f16), optionally of
         ``kind`` (a kind name of the standard, or a tuple of them: the union)."""
         dev = current_backend(device)

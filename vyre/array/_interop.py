@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends.host import storage_nbytes
 from ..errors import DispatchError
@@ -29,8 +29,11 @@ from . import _dtypes as D
 from ._array import Array
 from ._device import check_dtype_on, current_backend
 
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
-def _wgpu_backend(device: Any, what: str) -> Any:
+
+def _wgpu_backend(device: Backend, what: str) -> Any:
     from ..backends.wgpu.backend import WgpuBackend  # why: imports wgpu; loaded on first use
 
     if not isinstance(device, WgpuBackend):
@@ -50,7 +53,7 @@ def wgpu_buffer(x: Array, /) -> Any:
     return buffer_of(backend, x.handle)
 
 
-def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, device: Any = None) -> Array:
+def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, device: Backend | None = None) -> Array:
     """A new array of ``shape`` and ``dtype`` holding a copy of the first bytes of ``buffer`` (a
     ``wgpu.GPUBuffer`` of ``device``'s wgpu device, with ``COPY_SRC``; vyre's storage layout: bool as u32
     words). The copy happens on the device, ordered after work already submitted to its queue."""

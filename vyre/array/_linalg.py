@@ -30,7 +30,7 @@ import builtins
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DispatchError, UnsupportedFeatureError
 from . import _dtypes as D
@@ -50,6 +50,9 @@ from ._statistical import min as _min
 from ._statistical import normalize_axes
 from ._statistical import sum as _sum
 from ._views import broadcast_to, permute_dims, reshape
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 _MAX_U32 = 2**32 - 1
 _Ord = int | float | str | None
@@ -80,13 +83,13 @@ def _source(x: Array) -> Array:
     return x
 
 
-def _sharing(shape: tuple[int, ...], dtype: Any, dev: Any, owner: Array) -> Array:
+def _sharing(shape: tuple[int, ...], dtype: Any, dev: Backend, owner: Array) -> Array:
     r = Array(shape, dtype, dev)
     r._buf = owner._buf
     return r
 
 
-def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int, dt: Any, dev: Any) -> Array:
+def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int, dt: Any, dev: Backend) -> Array:
     """``a @ b`` with ``a`` broadcastable to (*batch, m, k) and ``b`` to (*batch, k, n): a new
     materialised (*batch, m, n) array, one submission."""
     shape = (*batch, m, n)

@@ -9,7 +9,7 @@ methods of the class, written with these operators.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ._linalg import matmul
 from ._searching import argmax, argmin
 from ._statistical import max, mean, min, prod, sum  # noqa: A004 - the standard's names
 from ._views import permute_dims, reshape
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 Binary = Callable[[Any, Any], Array]
 
@@ -62,7 +65,7 @@ def _T(x: Array) -> Array:  # noqa: N802
     return permute_dims(x, (1, 0))
 
 
-def _to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:
+def _to_device(x: Array, device: Backend, /, *, stream: Any = None) -> Array:
     """A copy on ``device`` (another backend), through the host; the same array when already there."""
     if device is x.device:
         return x

@@ -7,7 +7,6 @@ recording these ops are in vyre/array/_elementwise.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val

@@ -24,7 +24,7 @@ OPS: dict[str, Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]] =
 class Emitter:
     """A tree's buffers declared in a builder (its leaves' buffers in ``leaves`` order, then a u32
     parameter buffer when it has ``scalars``, following each other in binding order): ``value(i)``
-    emits element ``i``; ``_fuse.Plan.bind(emitter)`` gives the handles for those buffers."""
+    emits element ``i``; ``fused.Plan.bind(emitter)`` gives the handles for those buffers."""
 
     def __init__(self, b: ProgramBuilder, node: Node, prefix: str = "in"):
         self.b, self.node = b, node

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .nodes import Leaf, Node, collect
 from .vec4 import vec4_program
 
 if TYPE_CHECKING:
+    from ...backends.base import Backend
     from .._array import Array, Buffer
 
 MAX_NODES = 64  # nodes per fused tree (shared subtrees counted each time they are read)
@@ -71,7 +72,7 @@ def program_for(node: Node) -> tuple[Program, list[Leaf], bytes | None]:
     ``out``), its leaf arrays (binding order) and the parameter words (None without scalars)."""
     c = collect(node)
 
-    def build() -> Program:  # the vec4 variant where valid: a function of the key (see _fuse_vec)
+    def build() -> Program:  # the vec4 variant where valid: a function of the key (see vec4.py)
         vec = vec4_program(node, WORKGROUP)
         if vec is not None:
             return vec
@@ -111,7 +112,7 @@ class Plan:
     all at once, marks the buffers filled and the arrays materialised; ``temps`` (handles a caller adds)
     are freed after it."""
 
-    backend: Any
+    backend: Backend
     steps: list[Any] = field(default_factory=list)
     done: list[Any] = field(default_factory=list)  # arrays to commit after run
     filled: list[Any] = field(default_factory=list)  # Buffers whose pending expression the steps compute
@@ -205,7 +206,7 @@ def _pending_order(roots: list[Buffer]) -> list[Buffer]:
     return order
 
 
-def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -> Plan:
+def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[Node] = ()) -> Plan:
     """A :class:`Plan` that materialises every pending array among ``arrays`` and the pending leaves
     ``nodes`` read (and whatever those need). ``backend``: that of the arrays (given when ``arrays`` may
     be empty)."""
@@ -258,10 +259,10 @@ def plan(arrays: list[Array], backend: Any = None, nodes: Sequence[Node] = ()) -
     return p
 
 
-def plan_for_node(node: Node, backend: Any) -> Plan:
+def plan_for_node(node: Node, backend: Backend) -> Plan:
     """A :class:`Plan` that materialises only the lazy arrays cut out of ``node`` (its pending leaves),
     not ``node`` itself: a consumer that fuses ``node`` into its own program (an
-    :class:`~vyre.array._expr.Emitter`) starts from this, appends its step(s) with ``plan.bind(emitter)``
+    :class:`~vyre.array._kernels.emit.Emitter`) starts from this, appends its step(s) with ``plan.bind(emitter)``
     and calls ``run`` -- one submission."""
     return plan([], backend, [node])
 
@@ -283,7 +284,7 @@ def download(array: Array) -> np.ndarray:
         if p.steps:
             return p.run([h])[0]
         p.run()  # nothing to compute (filled through a leaf, or empty): commit only
-    return cast(np.ndarray, array.device.download_resident(array._storage()))
+    return array.device.download_resident(array._storage())
 
 
 def explain(array: Array) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from .emit import Emitter
 from .fused import WORKGROUP, Plan, plan
 from .index_maps import Strided, strides_of
 from .nodes import Node, Scalar, collect
+
+if TYPE_CHECKING:
+    from ...backends.base import Backend
 
 MAX_STORAGE = 8  # storage buffers per shader stage in portable WebGPU
 
@@ -65,7 +68,7 @@ def materialised(a: Array) -> Array:
     return a.evaluate()
 
 
-def plan_nodes(nodes: Sequence[Node], backend: Any) -> Plan:
+def plan_nodes(nodes: Sequence[Node], backend: Backend) -> Plan:
     """A plan materialising the lazy arrays cut out of every node of ``nodes`` (see fused.plan_for_node)."""
     return plan([], backend, nodes)
 

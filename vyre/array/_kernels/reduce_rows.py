@@ -1,8 +1,8 @@
-"""The generated reduction kernels of vyre.array's statistical functions: a pending elementwise tree is
-fused into the reduction's load, so ``(a * b).sum()`` reads ``a`` and ``b`` once and writes no product.
+"""The row-wise reduction kernels (vyre/array/_kernels/reduce.py picks them): a pending elementwise tree
+is fused into the reduction's load, so ``(a * b).sum()`` reads ``a`` and ``b`` once and writes no product.
 
-Layout: the reduced axes are moved last by a transposing :class:`~vyre.array._expr.Strided` view fused into
-the load (no view when they already are last), so the input reads as M = prod(kept) rows of
+Layout: the reduced axes are moved last by a transposing :class:`~vyre.array._kernels.index_maps.Strided`
+view fused into the load (no view when they already are last), so the input reads as M = prod(kept) rows of
 L = prod(reduced) elements, row-major, output m being row m (the kept axes in their order).
 
 Two kernels, chosen by (M, L):
@@ -15,13 +15,12 @@ Two kernels, chosen by (M, L):
   ``blocks`` keeps one pass to ~MAX_WORKGROUPS workgroups.
 * ``rows`` (rows shorter than TREE_MIN): one invocation per output, a serial loop over its row.
 
-Accumulation: float16 and float32 accumulate in f32 (float16 results are rounded once at the end); int32
-and uint32 wrap (bit-exact with numpy's wrapping int32/uint32 arithmetic). min/max propagate NaN (tested on
-the bits, see _math.isnan). :func:`depth` is the longest chain of f32 roundings from an element to its
-result, the tolerance budget of float sums: |sum - exact| <= (depth + 1) * eps * sum|x|.
+Accumulation: see :class:`~vyre.array._kernels.reduction.Reduction`. :func:`rows_depth` is the longest
+chain of f32 roundings from an element to its result in these kernels (reduce.depth takes the larger of
+it and the column kernels').
 
 When the reduced axes all come before the kept ones (``x.sum(axis=0)``), the column-tiled kernels of
-vyre/array/_stats_columns.py run instead (no transposing view; coalesced reads).
+vyre/array/_kernels/reduce_columns.py run instead (no transposing view; coalesced reads).
 
 Measured (H200, GPU timestamps vs torch CUDA events): ``(a * b).sum()`` on 2^26 f32 0.130 ms vs torch
 eager 0.259 ms (UNROLL 1: 0.157 ms); the trailing axis of 8192 x 8192 0.070 vs 0.080 ms; its leading
