@@ -15,7 +15,7 @@ INSTALL_FIX = "pip install 'vyre[distributed]' (Ray 2.60)"
 def ray() -> Any:
     """The ``ray`` module, or DistributedError saying how to install it."""
     try:
-        import ray as _ray
+        import ray as _ray  # why: optional dependency (vyre[distributed]), loaded when a pool starts
     except ImportError as exc:
         raise DistributedError(f"vyre.distributed needs Ray, which is not installed ({exc})",
                                fix=INSTALL_FIX) from None

@@ -26,8 +26,8 @@ REDUCTIONS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.m
 
 
 def _op_id(op: str) -> str:
-    from ..ops.api import function_name
-    from ..ops.registry import all_ops
+    from ..ops.api import function_name  # why: import time (vyre.ops loads pydantic and every op, ~0.6 s)
+    from ..ops.registry import all_ops  # why: import time (as above)
 
     for spec in all_ops():
         if op in (spec.id, function_name(spec.id)):
@@ -42,7 +42,7 @@ def _timeout(pool: Pool, timeout_s: float | None) -> float:
 def run_shards(pool: Pool, op_id: str, kwargs: dict, shards: list[list[Any]], timeout_s: float | None) -> list:
     """``vyre.ops.<op>(backend, *shard, **kwargs)`` for each shard (shard ``i`` on worker ``i % size``),
     results in shard order. Object refs among a shard's arrays are resolved on the worker."""
-    from ..ops.api import function_name
+    from ..ops.api import function_name  # why: import time (as in _op_id)
 
     name = function_name(op_id)
     workers = pool._workers

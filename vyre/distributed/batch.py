@@ -43,7 +43,7 @@ def _writable(out: Any) -> Any:
 class BatchRun:
     """A batch submitted to a pool's workers (already running); :meth:`result` waits for it."""
 
-    def __init__(self, pool: Pool, jobs: Any):
+    def __init__(self, pool: Pool, jobs: Any) -> None:
         self._pool = pool
         jobs = list(jobs)
         self._results: list[Any] = [None] * len(jobs)

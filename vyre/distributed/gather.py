@@ -20,7 +20,7 @@ from ._ray import as_vyre_error, is_actor_death, ray
 class Pending:
     """Calls in flight: ref -> (unit, worker, attempts)."""
 
-    def __init__(self, submit: Callable[[Any, int, bool], Any], workers: int):
+    def __init__(self, submit: Callable[[Any, int, bool], Any], workers: int) -> None:
         self.submit = submit
         self.workers = workers
         self.calls: dict[Any, tuple[Any, int, int]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,14 @@ def host_adapters() -> list[int]:
     The native hardware adapters (Vulkan/Metal/D3D12, not a CPU driver); where there is none, the one
     adapter ``WgpuBackend.acquire()`` would pick (lavapipe on a machine without a GPU). ``VYRE_ADAPTER``,
     when set, names the only one. NoAdapterError when there is no usable adapter at all."""
-    from ..backends.wgpu.adapter import ENV_VAR, NATIVE_BACKENDS, adapter_info, choose, enumerate_adapters, is_usable
+    from ..backends.wgpu.adapter import (  # why: import time (wgpu: `import vyre.distributed` loads none)
+        ENV_VAR,
+        NATIVE_BACKENDS,
+        adapter_info,
+        choose,
+        enumerate_adapters,
+        is_usable,
+    )
 
     adapters = enumerate_adapters()
     forced = os.environ.get(ENV_VAR, "").strip()
@@ -48,7 +56,7 @@ def _lock_dir() -> Path:
 class AdapterClaim:
     """An exclusive claim on one adapter index of this host, held while the object (the worker) lives."""
 
-    def __init__(self, index: int, fd: int):
+    def __init__(self, index: int, fd: int) -> None:
         self.index = index
         self._fd: int | None = fd
 
@@ -86,6 +94,4 @@ def claim_adapter(candidates: list[int] | None = None) -> AdapterClaim:
 
 def describe_host() -> dict[str, Any]:
     """Host name and process id of this worker (for ``pool.stats()``)."""
-    import socket
-
     return {"host": socket.gethostname(), "pid": os.getpid()}

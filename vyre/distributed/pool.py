@@ -43,7 +43,7 @@ class Pool:
     def __init__(self, actors: int | None = None, *, address: str | None = None,
                  adapters: list[int | str | None] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  max_restarts: int = 3, chunk_bytes: int = 64 << 20, chunk_jobs: int = 32,
-                 backend_kwargs: dict | None = None, node_id: str | None = None):
+                 backend_kwargs: dict | None = None, node_id: str | None = None) -> None:
         r = ray()
         self.timeout_s = float(_positive("timeout_s", timeout_s, float))
         self.chunk_bytes = _positive("chunk_bytes", chunk_bytes)
@@ -78,7 +78,7 @@ class Pool:
             if a is None:
                 opts["resources"] = {RESOURCE: 1}
             if node_id is not None:
-                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # why: optional (Ray)
 
                 opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
             self._workers.append(remote.options(**opts).remote(a, backend_kwargs))

@@ -10,11 +10,15 @@ answered ``("lost", DeviceLostError)``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DeviceLostError, DistributedError, VyreError
 from .placement import AdapterClaim, claim_adapter, describe_host
+
+if TYPE_CHECKING:
+    from ..backends.wgpu import WgpuBackend
 
 #: One job of a worker call: (position in the caller's batch, fingerprint, inputs, config).
 WireJob = tuple[int, str, Any, Any]
@@ -27,11 +31,12 @@ class AdapterWorker:
     :mod:`vyre.distributed.placement`), or ``"default"`` for ``WgpuBackend.acquire()``'s choice.
     ``backend_kwargs`` go to the backend's constructor."""
 
-    def __init__(self, adapter: int | str | None = None, backend_kwargs: dict | None = None):
-        from ..backends.wgpu import WgpuBackend
+    def __init__(self, adapter: int | str | None = None, backend_kwargs: dict | None = None) -> None:
+        from ..backends.wgpu import WgpuBackend  # why: import time (wgpu loads in the worker, not at import)
 
         self._claim: AdapterClaim | None = None
         kwargs = dict(backend_kwargs or {})
+        self.backend: WgpuBackend
         if adapter == "default":
             self.backend = WgpuBackend.acquire(**kwargs)
         else:
@@ -45,7 +50,7 @@ class AdapterWorker:
     # ---- programs ------------------------------------------------------------------------------
     def _register(self, fingerprint: str, wire: bytes) -> VyreError | None:
         """Read and keep one program; the error it gives instead (malformed, fingerprint mismatch)."""
-        from ..ir.program import Program
+        from ..ir.program import Program  # why: import time (pydantic and the IR, loaded in the worker)
 
         try:
             program = Program.from_wire(wire)
@@ -103,7 +108,7 @@ class AdapterWorker:
     def run_op(self, name: str, kwargs: dict, *arrays: Any) -> tuple[str, Any]:
         """``vyre.ops.<name>(backend, *arrays, **kwargs)``: ``("ok", result)`` or ``("lost", DeviceLostError)``.
         Other vyre errors are raised (the pool gives them to the caller as they are)."""
-        from .. import ops
+        from .. import ops  # why: import time (every op, loaded in the worker)
 
         fn = getattr(ops, name)
         return self._with_recovery(lambda: fn(self.backend, *arrays, **kwargs))
@@ -111,7 +116,7 @@ class AdapterWorker:
     # ---- observability and test hooks -------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         """The backend's ``stats()`` with this worker's host, pid, adapter index and name."""
-        from ..backends.wgpu.adapter import describe
+        from ..backends.wgpu.adapter import describe  # why: import time (wgpu)
 
         info = self.backend.adapter_info
         return {**describe_host(), "adapter_index": self.backend.adapter_index, "adapter": describe(info),
@@ -124,6 +129,4 @@ class AdapterWorker:
 
     def sleep(self, seconds: float) -> None:
         """Test hook: keep this worker busy (a stand-in for a hung device) for ``seconds``."""
-        import time
-
         time.sleep(seconds)
