@@ -19,6 +19,8 @@ import json
 import re
 from pathlib import Path
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
 from ..errors import LoweringError
 from ..ir.program import Program
 from ..lower import lower
@@ -35,8 +37,6 @@ def _file_name(name: str) -> str:
 
 def render_module(manifest: dict, wgsl: str) -> str:
     """The ES module of an exported program (template ``vyre/export/templates/module.js.j2``)."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
     env = Environment(loader=PackageLoader("vyre.export", "templates"), undefined=StrictUndefined,
                       keep_trailing_newline=True, autoescape=False)
     return env.get_template("module.js.j2").render(
