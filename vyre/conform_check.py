@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:
     from .backends.base import Backend
+    from .backends.schedule import Pipeline
+    from .ops.registry import OpSpec, Tolerance, Witness
+    from .ops.variants import Variant
+
+# why (each vyre.ops import in a function below): import time; vyre.conform and this module load numpy only
+# (vyre.ops loads pydantic, the IR and every op: ~0.5 s), so `python -m vyre.conform --help` and the
+# certificate helpers stay light
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 GENERIC = "generic"  # the op's build (vyre.ops.variants.GENERIC, not imported: nothing heavy at import)
 
 # ----------------------------------------------------------------------------- hashing
-def _plain(v):
+def _plain(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -31,7 +40,7 @@ def _plain(v):
     return v
 
 
-def array_hash(a) -> str:
+def array_hash(a: npt.ArrayLike) -> str:
     """sha256 of an array's dtype, shape and bytes."""
     a = np.ascontiguousarray(a)
     h = hashlib.sha256(f"{a.dtype.str}|{a.shape}|".encode())
@@ -39,7 +48,7 @@ def array_hash(a) -> str:
     return h.hexdigest()
 
 
-def witness_hash(params: dict, inputs) -> str:
+def witness_hash(params: dict, inputs: Iterable[npt.ArrayLike]) -> str:
     """sha256 of the witness params (canonical JSON) and every input's dtype, shape and bytes."""
     h = hashlib.sha256(json.dumps(_plain(params), sort_keys=True, separators=(",", ":")).encode())
     for a in inputs:
@@ -47,7 +56,7 @@ def witness_hash(params: dict, inputs) -> str:
     return h.hexdigest()
 
 
-def _number(x: float):
+def _number(x: float) -> float | str:
     """A float for JSON: non-finite values as strings (strict JSON has no inf/nan)."""
     x = float(x)
     if np.isnan(x):
@@ -66,15 +75,16 @@ class _Backend:
     error: str = ""
     features: frozenset[str] | None = None  # its adapter's features; None: no op needs anything of it
 
-def _quick(witnesses):
+def _quick(witnesses: list[Witness]) -> list[Witness]:
     size = lambda w: sum(np.asarray(a).nbytes for a in w.inputs)  # noqa: E731
     return [min(witnesses, key=size)]
 
 
-def _cell(spec, backend: _Backend, pipe, w, want, tol) -> tuple[dict, list[str], float]:
+def _cell(spec: OpSpec, backend: _Backend, pipe: Pipeline, w: Witness, want: list[np.ndarray],
+          tol: Tolerance) -> tuple[dict, list[str], float]:
     """(cell, output hashes, largest error) of one witness on one backend."""
-    from .ops.api import execute
-    from .ops.registry import compare
+    from .ops.api import execute  # why: import time (above)
+    from .ops.registry import compare  # why: import time (above)
 
     missing = sorted(set(spec.needs_of(w.params)) - backend.features) if backend.features is not None else []
     if backend.runner is None:
@@ -103,9 +113,10 @@ def _cell(spec, backend: _Backend, pipe, w, want, tol) -> tuple[dict, list[str],
     return cell, hashes, worst
 
 
-def _variant_cells(spec, v, backends: list[_Backend], w, want, tol) -> tuple[dict, dict[str, float]]:
+def _variant_cells(spec: OpSpec, v: Variant, backends: list[_Backend], w: Witness, want: list[np.ndarray],
+                   tol: Tolerance) -> tuple[dict, dict[str, float]]:
     """{backend: cell} of variant ``v`` on witness ``w``, and the largest error per backend."""
-    from .ops.api import facts
+    from .ops.api import facts  # why: import time (above)
 
     try:
         pipe = v.build(**w.params)
@@ -128,9 +139,9 @@ def _variant_cells(spec, v, backends: list[_Backend], w, want, tol) -> tuple[dic
     return cells, worst
 
 
-def _chosen(spec, backends: list[_Backend], params: dict) -> dict[str, str]:
-    from .ops.api import facts
-    from .ops.variants import choose
+def _chosen(spec: OpSpec, backends: list[_Backend], params: dict) -> dict[str, str]:
+    from .ops.api import facts  # why: import time (above)
+    from .ops.variants import choose  # why: import time (above)
 
     out = {}
     for b in backends:
@@ -152,10 +163,11 @@ def _op_status(statuses: list[str]) -> str:
     return SKIP if all(s == SKIP for s in statuses) else PASS
 
 
-def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
+def check_op(spec: OpSpec, backends: list[_Backend], quick: bool = False) -> dict:
     """Run one op's witnesses on every backend against its numpy reference."""
-    entry = {"id": spec.id, "category": spec.category, "summary": spec.summary,
-             "tolerance": spec.tolerance.describe(), "programs": [], "witnesses": [], "cells": {}, "max_error": {}}
+    entry: dict[str, Any] = {"id": spec.id, "category": spec.category, "summary": spec.summary,
+                             "tolerance": spec.tolerance.describe(), "programs": [], "witnesses": [], "cells": {},
+                             "max_error": {}}
     try:
         witnesses = spec.witnesses()
         if quick:
@@ -169,8 +181,8 @@ def check_op(spec, backends: list[_Backend], quick: bool = False) -> dict:
     worst: dict[str, dict[str, float]] = {b.name: {} for b in backends}  # backend -> unit -> error
     per_variant: dict[str, dict[str, list[str]]] = {v: {b.name: [] for b in backends} for v in spec.variant_names()}
     for w in witnesses:
-        item = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
-                "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}
+        item: dict[str, Any] = {"name": w.name, "params": _plain(w.params), "hash": witness_hash(w.params, w.inputs),
+                                "tolerance": spec.tolerance_of(w.params).describe(), "outputs": {}, "cells": {}}
         try:
             pipe = spec.build(**w.params)
             item["fingerprints"] = [p.fingerprint for p in pipe.programs]

@@ -14,8 +14,10 @@ import time
 
 import numpy as np
 
+from .errors import NoAdapterError
 from .ir.builder import ProgramBuilder
 from .ir.program import Program
+from .lower import lower
 
 # f32 saxpy: the GPU may fuse a*x+y into one fma (one rounding instead of two), so results may
 # differ from numpy's by about one ulp of the product.
@@ -52,9 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    from . import ReferenceBackend, WgpuBackend
-    from .errors import NoAdapterError
-    from .lower import lower
+    # why (both): import time; `vyre wgsl vyre.demo:build_saxpy` imports this module for the builder alone,
+    # without wgpu or the interpreter (~0.1 s)
+    from .backends.reference import ReferenceBackend  # why: import time (above)
+    from .backends.wgpu import WgpuBackend  # why: import time (above)
 
     program = build_saxpy()
     print(f"== WGSL of program {program.name!r} (fingerprint {program.fingerprint[:12]})")

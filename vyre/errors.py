@@ -21,6 +21,7 @@ Each class has a stable ``code`` string (``VYRE-E...``) that tools can match on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -35,13 +36,13 @@ class VyreError(Exception):
 
     code = "VYRE-E000"
 
-    def __init__(self, message: str, *, fix: str | None = None):
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
         self.message = message
         self.fix = fix
         text = message if fix is None else f"{message}\nFix: {fix}"
         super().__init__(text)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., VyreError], tuple[type[VyreError], tuple, dict]]:
         # Exception's default pickling calls ``cls(*args)``, which subclasses with other
         # constructor signatures (ValidationError) cannot take: rebuild without __init__.
         return (_restore, (type(self), self.args, dict(self.__dict__)))
@@ -85,7 +86,7 @@ class ValidationError(VyreError):
 
     code = "VYRE-E100"
 
-    def __init__(self, program_name: str, issues: list[ValidationIssue]):
+    def __init__(self, program_name: str, issues: list[ValidationIssue]) -> None:
         self.program_name = program_name
         self.issues = list(issues)
         head = f"program {program_name!r} failed validation with {len(self.issues)} error(s):"
@@ -126,7 +127,7 @@ class KernelError(ValidationError):
     code = "VYRE-E102"
 
     def __init__(self, program_name: str, issues: list[ValidationIssue], *, filename: str = "", line: int = 0,
-                 segment: str = "", message: str | None = None, fix: str | None = None):
+                 segment: str = "", message: str | None = None, fix: str | None = None) -> None:
         """``KernelError(kernel, issues)`` like any ValidationError; with ``message`` (and ``filename``,
         ``line``, ``segment``, ``fix``) the message points at the source: see :meth:`at`."""
         if message is None:
