@@ -6,16 +6,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any
-
 from ..errors import DispatchError, NoAdapterError
+from .base import Backend
 
 _log = logging.getLogger("vyre")
 _lock = threading.Lock()
-_fallback: Any = None
+_fallback: Backend | None = None
 
 
-def default_backend() -> Any:
+def default_backend() -> Backend:
     """The shared :class:`~vyre.backends.wgpu.WgpuBackend` (``WgpuBackend.shared()``) when an adapter
     exists, else one shared :class:`~vyre.backends.reference.ReferenceBackend` (logging a warning on the
     "vyre" logger). ``VYRE_BACKEND=gpu`` insists on the GPU (NoAdapterError without one),
