@@ -222,3 +222,23 @@ def test_resident_array_protocol_without_vyre_array(backend):
     finally:
         backend.free_resident(x.handle)
         backend.free_resident(y.handle)
+
+
+class _ReadOnlyResident(_Resident):
+    """A resident array whose class cannot be written in place (no __vyre_write_handle__ method)."""
+
+    __vyre_write_handle__ = None
+
+
+def test_resident_array_without_write_handle_is_refused_as_output(backend):
+    saxpy = make_saxpy()
+    x, y = _Resident(backend, np.arange(16, dtype=np.float32)), _Resident(backend, np.ones(16, np.float32))
+    ro = _ReadOnlyResident(backend, np.ones(16, np.float32))
+    try:
+        with pytest.raises(DispatchError, match="cannot be written in place"):
+            saxpy[16](x, ro, 2.0)
+        saxpy[16](ro, y, 2.0)  # read: fine
+        np.testing.assert_array_equal(y.values(), 2 * np.ones(16, np.float32) + 1)
+    finally:
+        for a in (x, y, ro):
+            backend.free_resident(a.handle)

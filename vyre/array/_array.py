@@ -122,6 +122,17 @@ class Array:
         layout is :mod:`vyre.backends.host`'s storage layout (bool as u32 words); owned by the array."""
         return self.evaluate()._storage()
 
+    def __vyre_write_handle__(self) -> Any:
+        """The buffer a kernel writes this array's new values into (the front end's
+        ``WritableResidentArray``): evaluated, and this array's alone. Expression leaves recorded earlier
+        share the buffer object; more references to it than ``self._buf`` and getrefcount's argument mean
+        such pending readers, so the array moves to a copy first and they keep the old values."""
+        h = self.handle
+        if sys.getrefcount(self._buf) > 2:
+            self._buf = self.astype(self.dtype, copy=True).evaluate()._buf
+            h = self.handle
+        return h
+
     @property
     def is_lazy(self) -> bool:
         """True while the array is a pending expression or the result of deferred work (a reduction)."""

@@ -9,7 +9,7 @@ import contextlib
 import contextvars
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def current_backend(device: Backend | None = None) -> Backend:
 def default_backend() -> Backend:
     """:func:`vyre.default_backend` (the process-wide GPU backend, else the reference one)."""
     from ..backends import default  # why: it imports the wgpu backend, loaded on first use
-    return cast("Backend", default.default_backend())
+    return default.default_backend()
 
 
 def same_device(arrays: Sequence[Any], what: str) -> Backend:

@@ -127,7 +127,7 @@ def _array_handle(p: ParamSpec, a: ResidentArray) -> ResidentHandle:
     read by pending expressions (recorded before the launch) moves to a copy first, so they keep the old
     values (:func:`.resident.write_handle`)."""
     assert isinstance(p.kind, ArrayType)
-    return a.handle if p.kind.access is Access.READ else write_handle(a)
+    return a.handle if p.kind.access is Access.READ else write_handle(a, f"kernel parameter {p.name!r}")
 
 
 def _array_arg(name: str, pname: str, kind: ArrayType, v: object) -> tuple[ArrayArg, tuple[int, ...], bool]:

@@ -8,17 +8,17 @@ A launch asks three things of such an argument:
   :class:`ResidentArray` (``dtype``, ``shape``, ``ndim``, ``size``, ``device``, ``handle``, ``evaluate``);
 * its buffer for reading: ``a.handle`` (a pending expression is evaluated first);
 * its buffer for writing in place: :func:`write_handle`, which calls ``a.__vyre_write_handle__()`` when the
-  class has it (see :class:`WritableResidentArray`), else :func:`_copy_on_write` (today's vyre.Array).
+  class has it (see :class:`WritableResidentArray`; vyre.Array does), else a DispatchError.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 import numpy as np
 
 from ..backends.handles import ResidentHandle
+from ..errors import DispatchError
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -76,23 +76,15 @@ def is_resident_array(v: object) -> TypeGuard[ResidentArray]:
     return known
 
 
-def write_handle(a: ResidentArray) -> ResidentHandle:
-    """The handle to bind for a resident array that a kernel writes (an Out/InOut parameter)."""
+def write_handle(a: ResidentArray, what: str) -> ResidentHandle:
+    """The handle to bind for a resident array that a kernel writes (an Out/InOut parameter); a resident
+    array whose class has no ``__vyre_write_handle__`` cannot be written in place (DispatchError)."""
     method = getattr(type(a), "__vyre_write_handle__", None)  # on the class: a WritableResidentArray
-    return _copy_on_write(a) if method is None else method(a)
-
-
-def _copy_on_write(a: ResidentArray) -> ResidentHandle:
-    """``__vyre_write_handle__`` for a ``vyre.Array``, which does not have it (yet): the one place the front
-    end reads the array's internals. Its ``_buf`` (a Buffer) is shared with the expression leaves that read
-    it; more references than ``a._buf`` and getrefcount's argument mean pending readers, so ``a`` moves to a
-    copy first and they keep the old buffer. Delete once vyre.Array implements ``__vyre_write_handle__``."""
-    h = a.handle
-    if sys.getrefcount(a._buf) > 2:  # type: ignore[attr-defined]  # vyre.Array's Buffer (see above)
-        copy = a.astype(a.dtype, copy=True).evaluate()  # type: ignore[attr-defined]  # vyre.Array.astype
-        a._buf = copy._buf  # type: ignore[attr-defined]
-        h = a.handle
-    return h
+    if method is None:
+        raise DispatchError(f"{what}: a {type(a).__name__} cannot be written in place (its class has no "
+                            "__vyre_write_handle__)", fix="pass it to an In parameter, or write into a vyre Array")
+    handle: ResidentHandle = method(a)
+    return handle
 
 
 __all__ = ["ResidentArray", "WritableResidentArray", "is_resident_array", "write_handle"]

@@ -27,11 +27,10 @@ import numpy as np
 
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
-from .._fuse import params_handle, scalar_words
 from . import cache
 from .dtypes import ir_type
 from .emit import Emitter
-from .nodes import Leaf, Node, collect
+from .nodes import Leaf, Node, collect, scalar_words
 from .vec4 import vec4_program
 
 if TYPE_CHECKING:
@@ -120,11 +119,11 @@ class Plan:
 
     def bind(self, source: Emitter | Node) -> list[Any]:
         """The handles for the buffers an Emitter of ``source`` (an Emitter, or its node) declared: its
-        leaves, then its parameter buffer (from :func:`params_handle`); put them in a step in that order."""
+        leaves, then its parameter buffer (the backend's ``params_handle``); put them in a step in that order."""
         c = source if isinstance(source, Emitter) else collect(source)
         handles = [leaf.handle() for leaf in c.leaves]
         if c.scalars:
-            handles.append(params_handle(self.backend, scalar_words(c.scalars)))
+            handles.append(self.backend.params_handle(scalar_words(c.scalars)))
         return handles
 
     def run(self, read: list[Any] | None = None) -> list[np.ndarray]:
@@ -224,7 +223,7 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
             prog, leaves, words = program_for(expr)
             handles = [leaf.buf.handle for leaf in leaves]
             if words is not None:
-                handles.append(params_handle(be, words))
+                handles.append(be.params_handle(words))
             handles.append(a._buf.handle)
             p.steps.append((prog, handles))
             return p
@@ -254,7 +253,7 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
         prog, leaves, words = program_for(node)
         handles = [leaf.handle() for leaf in leaves]
         if words is not None:
-            handles.append(params_handle(be, words))
+            handles.append(be.params_handle(words))
         p.steps.append((prog, [*handles, buf.handle]))
     return p
 

@@ -22,7 +22,6 @@ from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ...ir.values import Val
 from .._array import Array
-from .._fuse import params_handle
 from . import cache
 from .dtypes import ir_type
 from .emit import Emitter
@@ -164,7 +163,7 @@ def scatter_step(p: Plan, dst: Any, dst_count: int, dtype: Any, region: tuple[tu
     key = ("array_scatter", collect(value).key, dst_count, dtype.str, shape, strides)
     prog = cached(key, build)
     words = np.array([offset & 0xFFFFFFFF], dtype=np.uint32)
-    p.steps.append((prog, [*p.bind(value), params_handle(p.backend, words), dst], grid(m)))
+    p.steps.append((prog, [*p.bind(value), p.backend.params_handle(words), dst], grid(m)))
 
 
 def copy_step(p: Plan, src: Any, dst: Any, count: int, dtype: Any) -> None:

@@ -19,11 +19,13 @@ time) and ``leaf_ids`` (the distinct leaf buffers):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
+from ...ir.words import pack_scalars
 from .dtypes import DType
 
 if TYPE_CHECKING:
@@ -109,6 +111,12 @@ class Scalar(Node):
     @property
     def scalars(self) -> tuple[Scalar, ...]:  # made on use, as Leaf.leafseq
         return (self,)
+
+
+def scalar_words(scalars: Sequence[Scalar]) -> bytes:
+    """The params words of a tree's scalar nodes (:func:`vyre.ir.words.pack_scalars`: f32 bits for floats,
+    f16 too, 0/1 for bool, the two's complement for integers)."""
+    return pack_scalars("".join([s.dtype.kind for s in scalars]), [s.value for s in scalars])
 
 
 class Map(Node):
