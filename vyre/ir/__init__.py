@@ -20,7 +20,7 @@ _BUILDER_NAMES = frozenset({"ProgramBuilder", "Val", "MutVar", "BufRef"})
 
 def __getattr__(name: str) -> Any:
     if name in _BUILDER_NAMES:
-        from . import builder
+        from . import builder  # why: import time (the builder and its validator load on first use)
 
         return getattr(builder, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
