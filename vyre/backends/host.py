@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def storage_nbytes(dtype: DataType, count: int) -> int:
     return max(4, (raw + 3) // 4 * 4)
 
 
-def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list | None:
+def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -> list[np.ndarray | None] | None:
     """Validate caller-owned download targets (one per range, None allocates) before any copy."""
     if outs is None:
         return None
@@ -95,7 +96,7 @@ def check_outs(outs: Iterable[np.ndarray | None] | None, sizes: Sequence[int]) -
     return outs
 
 
-def as_u8(data, what: str) -> np.ndarray:
+def as_u8(data: Any, what: str) -> np.ndarray:
     """A 1-D contiguous uint8 view of an array or any buffer-protocol object (its raw bytes).
 
     Shared by both backends' resident uploads, so bad data fails the same way on each.
@@ -114,7 +115,7 @@ def as_u8(data, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
 
-def _as_array(name: str, value) -> np.ndarray:
+def _as_array(name: str, value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     try:
@@ -158,7 +159,7 @@ def _python_scalar(decl: BufferDecl, value: bool | int | float) -> np.ndarray:
 _PLAIN: dict[DataType, np.dtype] = {d: d.numpy_dtype for d in DataType if d.lanes == 1 and d is not DataType.BOOL}
 
 
-def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
+def host_to_storage(decl: BufferDecl, value: Any) -> tuple[np.ndarray, int]:
     """Check one host input against its declaration; return (storage array, element count)."""
     if type(value) is np.ndarray and value.ndim == 1:  # fast path: already in storage layout
         want = _PLAIN.get(decl.dtype)
@@ -206,7 +207,7 @@ def host_to_storage(decl: BufferDecl, value) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(arr).reshape(-1), count
 
 
-def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
+def storage_to_host(decl: BufferDecl, raw: np.ndarray | bytes | bytearray | memoryview, count: int) -> np.ndarray:
     """Turn storage bytes (or a storage-dtype array) back into the host array of ``count`` elements."""
     d = decl.dtype
     want = _PLAIN.get(d)
@@ -221,7 +222,8 @@ def storage_to_host(decl: BufferDecl, raw, count: int) -> np.ndarray:
     else:
         out = flat.reshape(count, d.storage_lanes)[:, : d.lanes]
     if d is DataType.BOOL:
-        return out != 0
+        mask: np.ndarray = out != 0
+        return mask
     return np.array(out, copy=True)
 
 
@@ -233,7 +235,7 @@ def pack_bytes(data: np.ndarray) -> np.ndarray:
     return words.view("<u4").astype(np.uint32)
 
 
-def pipeline_input(dtype: DataType, value) -> np.ndarray:
+def pipeline_input(dtype: DataType, value: Any) -> np.ndarray:
     """The caller's array for an op-pipeline buffer of ``dtype``: a uint8 array for a u32 buffer is
     byte data (see :func:`pack_bytes`); an N-d array for a vector buffer is flattened in C order
     (a (64, 100) f32 array feeds a vec4<f32> buffer of 1600 elements); anything else is unchanged."""
@@ -245,7 +247,7 @@ def pipeline_input(dtype: DataType, value) -> np.ndarray:
     return a
 
 
-def _normalize_inputs(program: Program, inputs) -> list:
+def _normalize_inputs(program: Program, inputs: Any) -> list[Any]:
     ins = program.input_buffers
     if inputs is None:
         inputs = []
@@ -289,7 +291,7 @@ class _Layout:
 
     __slots__ = ("program", "decls", "inputs", "input_names", "names", "specs", "has_input", "grid")
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program) -> None:
         self.program = program
         self.decls = program.sorted_buffers
         self.inputs = [d for d in self.decls if d.access.readable]  # == program.input_buffers
@@ -321,7 +323,7 @@ def _layout(program: Program) -> _Layout:
     return lay
 
 
-def plan_dispatch(program: Program, inputs, config: DispatchConfig | None = None,
+def plan_dispatch(program: Program, inputs: Any, config: DispatchConfig | None = None,
                   max_storage_bytes: int | None = None) -> DispatchPlan:
     """Check inputs against the program and size every buffer. Raises DispatchError."""
     config = config or _DEFAULT_CONFIG

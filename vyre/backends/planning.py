@@ -75,7 +75,7 @@ class StepMemo:
     """Resident steps by (program, sizes, config), least recently used dropped past ``capacity``. The key
     holds the objects' ids and the entry the objects, so an id is not reused while its entry lives."""
 
-    def __init__(self, capacity: int = 256):
+    def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
         self._steps: OrderedDict[tuple[int, tuple[int, ...], int], tuple[Program, object, Step]] = OrderedDict()
 

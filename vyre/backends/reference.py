@@ -74,7 +74,7 @@ class ReferenceBackend(Backend):
                  max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS,
                  compact_min_lanes: int = COMPACT_MIN_LANES,
                  max_storage_buffer_bytes: int = DEFAULT_MAX_STORAGE_BUFFER_BYTES,
-                 subgroup_size: int = DEFAULT_SUBGROUP_SIZE):
+                 subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
         if chunk_lanes < 1:
             raise ValueError(f"chunk_lanes must be >= 1, got {chunk_lanes}")
         if max_storage_buffer_bytes < 4:

@@ -20,20 +20,25 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from ...errors import DeviceLostError, DispatchError
-from ...ir.program import Program
+from ...ir.program import BufferDecl, Program
 from ...ir.types import Access
 from ..config import DispatchConfig
 from ..host import DispatchPlan, storage_to_host
 from .bindings import Bindings
-from .dispatcher import host_outputs
+from .device import Device
+from .dispatcher import Dispatcher, host_outputs
+from .executor import Executor, Launched
 from .failures import gpu_errors
+from .pipeline_store import PipelineStore
+from .pipelines import CompiledPipeline
 from .pool import size_class
 from .transfer import Stats, as_bytes4
+from .types import GPUBindGroup, GPUBuffer
 from .work import Dispatch, Pass, Read, Work, Write
 
 IDLE_PER_KEY = 4
@@ -41,7 +46,7 @@ IDLE_KEYS = 32
 _POLL_SLICE_S = 0.05
 
 
-def _to_host(decl: Any, count: int, view: np.ndarray) -> np.ndarray:
+def _to_host(decl: BufferDecl, count: int, view: np.ndarray) -> np.ndarray:
     return storage_to_host(decl, view, count)
 
 
@@ -50,23 +55,24 @@ class Slot:
     """Everything one dispatch in flight owns (its params uniform is shared: Bindings.params)."""
 
     key: tuple[Any, ...]
-    compiled: Any
-    buffers: list[Any]  # per program buffer, from the buffer pool
-    bind_groups: tuple[Any, ...]
-    readback: Any
+    compiled: CompiledPipeline
+    buffers: list[GPUBuffer]  # per program buffer, from the buffer pool
+    bind_groups: tuple[GPUBindGroup, ...]
+    readback: GPUBuffer
 
 
 @dataclass
 class SlotPool:
     generation: int
-    idle: OrderedDict = field(default_factory=OrderedDict)  # slot key -> [Slot]
+    idle: OrderedDict[tuple[Any, ...], list[Slot]] = field(default_factory=OrderedDict)  # slot key -> [Slot]
 
 
 class PendingDispatch:
     """A submitted dispatch. ``done()`` never blocks; ``wait(timeout=None)`` returns the outputs
     (and raises DispatchError on timeout, after which waiting again is fine)."""
 
-    def __init__(self, runner: AsyncRunner, program, slot=None, launched=None, outputs=None):
+    def __init__(self, runner: AsyncRunner, program: Program, slot: Slot | None = None,
+                 launched: Launched | None = None, outputs: list[np.ndarray] | None = None) -> None:
         self._runner = runner
         self.program = program
         self._slot, self._launched = slot, launched
@@ -87,6 +93,7 @@ class PendingDispatch:
         if self._outputs is not None or self._error is not None or self._lost():
             return True
         with self._runner.dev.lock:
+            assert self._launched is not None  # None only with outputs (returned above)
             return self._lost() or self._launched.settled(0)
 
     def wait(self, timeout: float | None = None) -> list[np.ndarray]:
@@ -110,6 +117,7 @@ class PendingDispatch:
             with dev.lock:
                 if self._outputs is not None:
                     return self._outputs
+                assert self._launched is not None  # None only with outputs (returned above)
                 if not self._lost() and self._launched.settled(max(0.0, left)):
                     break
             if deadline is not None and time.monotonic() >= deadline:
@@ -118,7 +126,7 @@ class PendingDispatch:
                                     fix="call wait() again, with a larger timeout or none")
         return self._collect()
 
-    def _fail(self, err: BaseException):
+    def _fail(self, err: BaseException) -> NoReturn:
         self._error = err
         self._slot = None
         raise err
@@ -133,6 +141,7 @@ class PendingDispatch:
             if self._lost():
                 self._fail(DeviceLostError(f"the GPU device was lost before the results of {self.program.name!r} "
                                            "were read", fix="call backend.try_recover() and dispatch again"))
+            assert self._launched is not None and self._slot is not None  # None only with outputs (returned above)
             try:
                 outs = self._launched.results()
             except Exception as exc:  # noqa: BLE001 - already a vyre error (the executor translated it)
@@ -146,7 +155,8 @@ class PendingDispatch:
 class AsyncRunner:
     """Builds the Work of async dispatches on their own slots and launches it."""
 
-    def __init__(self, dev: Any, store: Any, dispatcher: Any, executor: Any, bindings: Bindings, stats: Stats):
+    def __init__(self, dev: Device, store: PipelineStore, dispatcher: Dispatcher, executor: Executor,
+                 bindings: Bindings, stats: Stats) -> None:
         self.dev = dev
         self._store = store
         self._dispatcher = dispatcher
@@ -172,11 +182,11 @@ class AsyncRunner:
                       if b.data is not None and b.data.nbytes]
             clears = [(slot.buffers[b.index], 0, b.nbytes) for b in plan.outputs if b.data is None]
             x, y, z = workgroups
-            step = Dispatch(compiled.pipeline, slot.bind_groups, workgroups, x * y * z)
+            dispatch = Dispatch(compiled.pipeline, slot.bind_groups, workgroups, x * y * z)
             reads = [Read(slot.buffers[b.index], 0, b.nbytes, convert=partial(_to_host, b.decl, b.count))
                      for b in plan.outputs]
             work = Work(label=config.label or f"vyre-async:{program.name}", writes=writes,
-                        passes=[Pass([step], clears)], reads=reads, program=program.name, wgsl=compiled.wgsl)
+                        passes=[Pass([dispatch], clears)], reads=reads, program=program.name, wgsl=compiled.wgsl)
             launched = self._ex.launch(work, slot.readback)
             self._stats.bump("dispatches_async")
             return PendingDispatch(self, program, slot, launched)
@@ -187,7 +197,7 @@ class AsyncRunner:
             pool = self._pool = SlotPool(self.dev.generation)
         return pool
 
-    def _take(self, compiled: Any, plan: DispatchPlan, wbytes: bytes) -> Slot:
+    def _take(self, compiled: CompiledPipeline, plan: DispatchPlan, wbytes: bytes) -> Slot:
         limits = self.dev.limits
         caps = {"uniform": int(limits.get("max-uniform-buffer-binding-size", 65536)),
                 "storage": int(limits["max-storage-buffer-binding-size"])}
@@ -204,8 +214,8 @@ class AsyncRunner:
         with gpu_errors(self.dev, compiled.program_name):
             return self._new(key, compiled, plan, kinds, rb_size, wbytes)
 
-    def _new(self, key: tuple[Any, ...], compiled: Any, plan: DispatchPlan, kinds: tuple[str, ...], rb_size: int,
-             wbytes: bytes) -> Slot:
+    def _new(self, key: tuple[Any, ...], compiled: CompiledPipeline, plan: DispatchPlan, kinds: tuple[str, ...],
+             rb_size: int, wbytes: bytes) -> Slot:
         import wgpu  # the backend imports wgpu lazily: `import vyre` stays light
 
         name = compiled.program_name

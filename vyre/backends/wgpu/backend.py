@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ...errors import DispatchError, LoweringError, NoAdapterError, VyreError
+from ...ir.nodes import UnOp
 from ...ir.program import Program
 from ..artifact import CompiledProgram
 from ..base import Backend, Capabilities
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
+from ..schedule import Pipeline
 from . import caps
 from .async_dispatch import AsyncRunner, PendingDispatch
 from .bindings import Bindings
@@ -56,6 +59,10 @@ from .sequence import Sequences
 from .stats import snapshot
 from .timestamps import TimedDispatch
 from .transfer import MIN_STAGING, Stats
+from .types import GPUDevice, GPUQueue
+
+if TYPE_CHECKING:
+    from ...lower import LoweredProgram  # why: import time (vyre.lower loads jinja2 and its templates on first use)
 
 _USE_ENV = object()
 
@@ -66,7 +73,7 @@ WARM_WGSL = """
 @compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
 """
 
-def _default_lower(program):
+def _default_lower(program: Program) -> LoweredProgram:
     try:
         from ...lower import lower  # why: import time (vyre.lower loads jinja2 and its templates on first use)
     except ImportError as exc:
@@ -92,9 +99,9 @@ class WgpuBackend(Backend):
     _shared: ClassVar[WgpuBackend | None] = None
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, adapter_index: int | None = None, *, lower: Callable | None = None,
+    def __init__(self, adapter_index: int | None = None, *, lower: Callable[[Program], LoweredProgram] | None = None,
                  pipeline_cache_capacity: int = DEFAULT_CAPACITY, pool_cap_bytes: int = DEFAULT_CAP,
-                 disk_cache: Any = _USE_ENV, _device: Device | None = None):
+                 disk_cache: Any = _USE_ENV, _device: Device | None = None) -> None:
         self._stats = stats = Stats()
         self._dev = dev = _device if _device is not None else Device(adapter_index)
         contract = lowering_contract(lower)
@@ -149,7 +156,7 @@ class WgpuBackend(Backend):
         return cls(adapter_index, **kwargs)
 
     @classmethod
-    def from_device(cls, device: Any, **kwargs: Any) -> WgpuBackend:
+    def from_device(cls, device: GPUDevice, **kwargs: Any) -> WgpuBackend:
         """A backend over an existing ``wgpu.GPUDevice`` (e.g. pygfx's), shared: never destroyed by vyre
         (see vyre/backends/wgpu/interop.py for the limits)."""
         check_device(device)
@@ -230,7 +237,7 @@ class WgpuBackend(Backend):
 
     # ---- identity, configuration and counters ---------------------------------------------------
     @property
-    def adapter_info(self) -> dict:
+    def adapter_info(self) -> dict[str, Any]:
         return dict(self._dev.info)
 
     @property
@@ -238,7 +245,7 @@ class WgpuBackend(Backend):
         return self._dev.choice.index
 
     @property
-    def device_limits(self) -> dict:
+    def device_limits(self) -> dict[str, int]:
         return dict(self._dev.limits)
 
     @property
@@ -276,12 +283,12 @@ class WgpuBackend(Backend):
             self._pool.cap_bytes = int(value)
 
     @property
-    def disk_cache_dir(self) -> Any:
+    def disk_cache_dir(self) -> Path | None:
         """The disk cache's directory for this lowering contract (None when the disk cache is off)."""
         disk = self._store.disk
         return disk.dir if disk is not None else None
 
-    def device_queue(self) -> tuple[Any, Any]:
+    def device_queue(self) -> tuple[GPUDevice, GPUQueue]:
         """The live ``(GPUDevice, GPUQueue)``; hold ``backend.lock`` while using them alongside dispatches."""
         return self._dev.device, self._dev.queue
 
@@ -293,7 +300,7 @@ class WgpuBackend(Backend):
     def max_storage_bytes_limit(self) -> int:
         return self._dev.limit("max-storage-buffer-binding-size")
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counters. Flat keys (dispatches, submits, batches, buffers_created, bind_groups_created,
         bytes_uploaded, bytes_read_back, lowerings, validations, disk_cache_*, ...) and sections:
         ``pipeline_cache``, ``disk_cache``, ``buffer_pool``, ``resident``, ``adapter``."""
@@ -351,7 +358,7 @@ class WgpuBackend(Backend):
         store = self._store
         return self._dispatcher.dispatch(program, inputs, config, lambda cfg: store.compiled(program, cfg))
 
-    def dispatch_batch(self, jobs: Any) -> list:
+    def dispatch_batch(self, jobs: Any) -> list[list[np.ndarray] | VyreError]:
         """One result per ``(program, inputs[, config])`` job: its outputs, or the VyreError it raised."""
         return self._dispatcher.batch(jobs, self._stats)
 
@@ -373,7 +380,7 @@ class WgpuBackend(Backend):
         return self._raw.dispatch(wgsl, inputs, output_sizes, workgroups, entry_point=entry_point,
                                   output_dtypes=output_dtypes)
 
-    def probe_op(self, op: Any, values: Any) -> np.ndarray:
+    def probe_op(self, op: UnOp | str, values: Any) -> np.ndarray:
         """Run the f32 unary ``op`` (a UnOp or its name) over ``values``; returns the GPU's float32 results."""
         return probe_op(self, op, values)
 
@@ -382,7 +389,7 @@ class WgpuBackend(Backend):
         """Raise ValidationError when ``program`` is invalid under this device's limits (cached)."""
         self._store.validate(program)
 
-    def lower_program(self, program: Program, config: DispatchConfig | None = None) -> Any:
+    def lower_program(self, program: Program, config: DispatchConfig | None = None) -> LoweredProgram:
         """The program's LoweredProgram: from the memory LRU, the disk cache or the lowering."""
         return self._store.lower(program, config)
 
@@ -404,8 +411,8 @@ class WgpuBackend(Backend):
             p.pins += 1
             return PersistentPipeline(self, p)
 
-    def dispatch_compiled(self, compiled: Any, inputs: Any = None, config: DispatchConfig | None = None
-                          ) -> list[np.ndarray]:
+    def dispatch_compiled(self, compiled: CompiledProgram | PersistentPipeline, inputs: Any = None,
+                          config: DispatchConfig | None = None) -> list[np.ndarray]:
         """Dispatch a :class:`CompiledProgram` (from :meth:`compile`) or a PersistentPipeline."""
         if isinstance(compiled, PersistentPipeline):
             return compiled.dispatch(inputs, config)
@@ -501,7 +508,7 @@ class WgpuBackend(Backend):
         """``dispatch_resident_sequence`` that waits and reports the GPU time of the pass."""
         return self._sequences.run(steps, (), 0, read, timed=True)
 
-    def run_pipeline(self, pipeline: Any, inputs: Any) -> list[np.ndarray]:
+    def run_pipeline(self, pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:
         """An op pipeline in one submission; the outputs of ``vyre.backends.schedule.run_pipeline``."""
         return self._pipelines.run(pipeline, inputs)
 

@@ -20,33 +20,34 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from ..planning import PlanLimits
+from .device import Device
+from .pipelines import CompiledPipeline
 from .pool import BufferPool
 from .transfer import Stats, align
+from .types import GPUBindGroup, GPUBuffer
 
 #: Distinct parameter words kept (least recently used dropped; bind groups made with one keep it alive).
 PARAMS_CAP = 256
 
-GPUBuffer = Any  # wgpu-py's objects are untyped (cffi)
 #: One bind group entry: (binding number, buffer, bound size).
 Entry = tuple[int, GPUBuffer, int]
 
 
-def group_entries(compiled: Any, g: int, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
+def group_entries(compiled: CompiledPipeline, g: int, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
                   size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[Entry, ...]:
     """The entries of bind group ``g`` of ``compiled``: program buffer ``k`` bound from ``buffers[k]``
     (``size_of(k, buffer)`` bytes, else the whole buffer), the hidden params uniform from ``params``."""
-    out = []
+    out: list[Entry] = []
     for s in compiled.groups[g]:
         if s.index < 0:
             assert params is not None, "a pipeline with the hidden params uniform needs its buffer"
             out.append((s.binding, params, params.size))
         else:
-            buf = buffers[s.index]
+            buf: GPUBuffer = buffers[s.index]  # a slot's buffer is bound (None only where no slot binds one)
             out.append((s.binding, buf, buf.size if size_of is None else size_of(s.index, buf)))
     return tuple(out)
 
@@ -54,7 +55,7 @@ def group_entries(compiled: Any, g: int, buffers: Sequence[GPUBuffer | None], pa
 class Bindings:
     """Params uniforms, bind groups and pooled buffers of one backend (see the module docstring)."""
 
-    def __init__(self, dev: Any, pool: BufferPool, stats: Stats):
+    def __init__(self, dev: Device, pool: BufferPool, stats: Stats) -> None:
         self._dev = dev
         self.pool = pool
         self._stats = stats
@@ -106,7 +107,7 @@ class Bindings:
         return buf
 
     # ---- bind groups --------------------------------------------------------------------------------
-    def bind_group(self, compiled: Any, g: int, entries: Sequence[Entry], label: str) -> Any:
+    def bind_group(self, compiled: CompiledPipeline, g: int, entries: Sequence[Entry], label: str) -> GPUBindGroup:
         """A new bind group ``g`` of ``compiled`` with ``entries``."""
         group = self._dev.device.create_bind_group(
             label=f"{label}:g{g}", layout=compiled.group_layouts[g],
@@ -115,8 +116,8 @@ class Bindings:
         self._stats.bump("bind_groups_created")
         return group
 
-    def bind_all(self, compiled: Any, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None, label: str,
-                 size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[Any, ...]:
+    def bind_all(self, compiled: CompiledPipeline, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
+                 label: str, size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[GPUBindGroup, ...]:
         """Every bind group of ``compiled`` over ``buffers`` and ``params`` (see :func:`group_entries`)."""
         return tuple(self.bind_group(compiled, g, group_entries(compiled, g, buffers, params, size_of), label)
                      for g in range(len(compiled.groups)))

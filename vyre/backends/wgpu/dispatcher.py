@@ -15,6 +15,7 @@ the culprit gets the error (unless the device was lost: then all of them do).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -23,22 +24,32 @@ from ...errors import DeviceLostError, DispatchError, VyreError
 from ...ir.program import Program
 from ..config import DispatchConfig
 from ..host import DispatchPlan, storage_to_host
-from ..planning import Step, plan_step
+from ..planning import PlanLimits, Step, plan_step
 from .bindings import Bindings
-from .jobs import Job, JobRunner, job_from_step
+from .device import Device
+from .jobs import Bind, Job, JobRunner, job_from_step
+from .pipeline_store import PipelineStore
+from .pipelines import CompiledPipeline
 from .timestamps import TimedDispatch
-from .transfer import as_bytes4
+from .transfer import Stats, as_bytes4
 
 #: Remembered repeat dispatches per backend.
 REPEAT_CAPACITY = 256
 
+#: A remembered repeat dispatch: (job, its input binds, the plan limits it was planned under).
+Repeat = tuple[Job, list[Bind], PlanLimits]
+#: A batch job ready to run: (position, program, step, config, pipeline).
+Ready = tuple[int, Program, Step, DispatchConfig | None, CompiledPipeline]
+#: A dispatch result of a batch: the outputs, or the VyreError that job raised.
+BatchResult = list[np.ndarray] | VyreError
 
-def coerce_config(config) -> DispatchConfig | None:
+
+def coerce_config(config: Any) -> DispatchConfig | None:
     """``config`` as a DispatchConfig or None (see DispatchConfig.coerce: an int or a tuple is a grid)."""
     return DispatchConfig.coerce(config)
 
 
-def _repeat_key(program, inputs, config) -> tuple | None:
+def _repeat_key(program: Program, inputs: Any, config: DispatchConfig | None) -> tuple[object, ...] | None:
     """(fingerprint, config fields, dtype, length, ...) of a dispatch whose inputs are all 1-D contiguous numpy
     arrays, else None. Planning is a function of the program, the config and these (on one device)."""
     if type(inputs) is not list and type(inputs) is not tuple:
@@ -46,7 +57,7 @@ def _repeat_key(program, inputs, config) -> tuple | None:
     fp = program.__dict__.get("fingerprint")  # the cached property, computed by validation
     if fp is None:
         return None
-    key: list = [fp]
+    key: list[object] = [fp]
     if config is not None:
         counts = config.counts
         key.append((config.grid, tuple(sorted(counts.items())) if counts else (), config.label))
@@ -58,7 +69,7 @@ def _repeat_key(program, inputs, config) -> tuple | None:
     return tuple(key)
 
 
-def _unpack(job):
+def _unpack(job: object) -> tuple[Program, Any, Any]:
     if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
         raise DispatchError(f"a batch job is (program, inputs) or (program, inputs, config), got {type(job).__name__}"
                             + (f" of length {len(job)}" if isinstance(job, (tuple, list)) else ""),
@@ -73,7 +84,7 @@ def _unpack(job):
 
 def host_outputs(plan: DispatchPlan) -> list[np.ndarray]:
     """Outputs of a dispatch with zero workgroups: write buffers zero, read_write buffers unchanged."""
-    outs = []
+    outs: list[np.ndarray] = []
     for b in plan.outputs:
         raw = b.data if b.data is not None else np.zeros(b.nbytes, dtype=np.uint8)
         outs.append(storage_to_host(b.decl, raw, b.count))
@@ -88,16 +99,16 @@ class Dispatcher:
     #: Most input (or output) bytes in one submission of dispatch_batch.
     batch_max_bytes = 256 << 20
 
-    def __init__(self, dev: Any, store: Any, bindings: Bindings, runner: JobRunner):
+    def __init__(self, dev: Device, store: PipelineStore, bindings: Bindings, runner: JobRunner) -> None:
         self._dev = dev
         self._store = store
         self._bindings = bindings
         self.runner = runner
         #: repeat key -> (job, its input binds, the plan limits it was planned under); a job memo (the plan of
         #: a host-data dispatch holds its data, so it is not memoised itself)
-        self.repeats: dict[tuple, tuple] = {}
+        self.repeats: dict[tuple[object, ...], Repeat] = {}
 
-    def forget(self, pipeline=None) -> None:
+    def forget(self, pipeline: CompiledPipeline | None = None) -> None:
         """Drop remembered jobs (of ``pipeline``, or all)."""
         if pipeline is None:
             self.repeats.clear()
@@ -110,7 +121,8 @@ class Dispatcher:
         return plan_step(program, inputs, config, self._bindings.plan_limits())
 
     # ---- dispatch -----------------------------------------------------------------------------------
-    def dispatch(self, program, inputs, config, get_pipeline) -> list[np.ndarray]:
+    def dispatch(self, program: Program, inputs: Any, config: Any,
+                 get_pipeline: Callable[[DispatchConfig | None], CompiledPipeline]) -> list[np.ndarray]:
         """Plan, get the pipeline with ``get_pipeline(config)``, run (reusing a remembered job when it can)."""
         dev = self._dev
         dev.check_alive()
@@ -142,7 +154,7 @@ class Dispatcher:
                 self._remember(key, job, plan, inputs)
             return out
 
-    def _run_repeat(self, entry, inputs) -> list[np.ndarray] | None:
+    def _run_repeat(self, entry: Repeat, inputs: Any) -> list[np.ndarray] | None:
         """Run a remembered job with new input data (None: it went stale, plan again)."""
         job, input_binds, _ = entry
         dev = self._dev
@@ -158,7 +170,7 @@ class Dispatcher:
                 for bind in input_binds:
                     bind.data = None  # hold no caller array
 
-    def _remember(self, key, job: Job, plan: DispatchPlan, inputs) -> None:
+    def _remember(self, key: tuple[object, ...], job: Job, plan: DispatchPlan, inputs: Any) -> None:
         """Keep ``job`` for dispatches with the same key, when its plan took every input array as it is."""
         plans = [b for b in plan.buffers if b.is_input]
         if len(plans) != len(inputs) or any(b.data is not v for b, v in zip(plans, inputs)):
@@ -173,7 +185,7 @@ class Dispatcher:
                 repeats.pop(k, None)
         repeats[key] = (job, input_binds, self._bindings.plan_limits())
 
-    def timed(self, program, inputs, config) -> TimedDispatch:
+    def timed(self, program: Program, inputs: Any, config: Any) -> TimedDispatch:
         """One dispatch, waited for and timed."""
         dev = self._dev
         dev.check_alive()
@@ -192,13 +204,13 @@ class Dispatcher:
         return TimedDispatch(t.results, t.gpu_ns, t.source, t.wall_ns)
 
     # ---- batch --------------------------------------------------------------------------------------
-    def batch(self, jobs, stats) -> list:
+    def batch(self, jobs: Iterable[Any], stats: Stats) -> list[BatchResult]:
         """Run independent jobs; one result per job: its outputs, or the VyreError that job raised."""
         dev, store = self._dev, self._store
         dev.check_alive()
         jobs = list(jobs)
-        results: list = [None] * len(jobs)
-        ready = []  # (position, program, step, config, pipeline)
+        results: list[Any] = [None] * len(jobs)  # each filled below (a BatchResult)
+        ready: list[Ready] = []  # (position, program, step, config, pipeline)
         for k, job in enumerate(jobs):
             try:
                 program, inputs, config = _unpack(job)
@@ -224,9 +236,9 @@ class Dispatcher:
                 self._run_chunk(chunk, results)
         return results
 
-    def _run_chunk(self, chunk, results: list) -> None:
+    def _run_chunk(self, chunk: list[Ready], results: list[Any]) -> None:
         dev, store = self._dev, self._store
-        built = []
+        built: list[tuple[int, Job]] = []
         for k, program, step, config, compiled in chunk:
             try:
                 if compiled.generation != dev.generation:  # built on a device since replaced
@@ -254,8 +266,9 @@ class Dispatcher:
                 except VyreError as exc:
                     results[k] = exc
 
-    def _chunks(self, ready):
-        chunk, n_in, n_out = [], 0, 0
+    def _chunks(self, ready: list[Ready]) -> Iterator[list[Ready]]:
+        chunk: list[Ready] = []
+        n_in, n_out = 0, 0
         for item in ready:
             plan = item[2].plan
             b_in = sum(b.nbytes for b in plan.buffers if b.data is not None)

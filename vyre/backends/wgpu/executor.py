@@ -20,24 +20,32 @@ Callers hold the device lock.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import hostcopy
+from .device import Device
 from .driver import Driver
 from .failures import translated
 from .native import NativeDriver, native_driver
 from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
 from .transfer import ALIGN, Staging, Stats, align
-from .work import Read, Timed, Work
+from .types import GPUBuffer
+from .work import Read, Timed, Work, Write
+
+#: Per read of a Work, where its bytes lie in the readback buffer: ``(pos, lead, span)``, None for an empty read.
+Layout = list[tuple[int, int, int] | None]
+#: A copy out of the mapped upload buffer: (upload buffer, position, destination buffer, offset, nbytes).
+Copy = tuple[GPUBuffer, int, GPUBuffer, int, int]
 
 
-def _layout(reads, start: int = 0) -> tuple[list, int]:
+def _layout(reads: Sequence[Read], start: int = 0) -> tuple[Layout, int]:
     """Readback positions: per read ``(pos, lead, span)`` (4-byte aligned spans around any offset) or None
     for an empty read; and the total bytes."""
-    layout: list[tuple[int, int, int] | None] = []
+    layout: Layout = []
     pos = start
     for r in reads:
         if not r.nbytes:
@@ -73,12 +81,12 @@ class Executor:
     #: With the mapped path on, writes smaller than this still use queue.write_buffer.
     upload_small_buffer = 64 << 10
 
-    def __init__(self, device_part, stats: Stats):
+    def __init__(self, device_part: Device, stats: Stats) -> None:
         self._dev = device_part
         self.stats = stats
         self.staging = Staging(device_part.device, stats, device_part.limits.get("max-buffer-size"))
         self._public = PublicDriver(device_part.device, device_part.queue)
-        self._fence: Any = None  # the MAP_READ buffer of wait_idle
+        self._fence: GPUBuffer | None = None  # the MAP_READ buffer of wait_idle
         self._native: NativeDriver | None = None
         self.driver: Driver = self._public
         self._timer: QueryPair | None = None
@@ -95,7 +103,7 @@ class Executor:
         self._fence = None
 
     # ---- running ----------------------------------------------------------------------------------
-    def run(self, work: Work) -> list:
+    def run(self, work: Work) -> list[Any]:
         """Submit ``work``; when it reads anything, wait and return one result per read (else ``[]`` at once)."""
         try:
             layout, total, _ = self._submit(work, None, timer=None)
@@ -134,7 +142,7 @@ class Executor:
             return Timed(results, elapsed_ns(stamps, self.driver.timestamp_period()), "timestamp", wall)
         return Timed(results, wall, "wall-clock", wall)
 
-    def launch(self, work: Work, readback) -> Launched:
+    def launch(self, work: Work, readback: GPUBuffer) -> Launched:
         """Submit ``work`` with its reads copied into ``readback`` (a MAP_READ buffer the caller owns) and start
         mapping it; the :class:`Launched` gives the results."""
         try:
@@ -200,7 +208,8 @@ class Executor:
         if nat is not None and (self.driver is nat or self.driver is self._public):  # not a test's stand-in
             self.driver = nat if nat.usable_now() else self._public
 
-    def _submit(self, work: Work, readback, timer: QueryPair | None) -> tuple[list, int, int | None]:
+    def _submit(self, work: Work, readback: GPUBuffer | None, timer: QueryPair | None
+                ) -> tuple[Layout, int, int | None]:
         """Writes, encoder, submit. Returns (read layout, readback bytes used, offset of the timestamps)."""
         self._check_driver()
         driver, stats = self.driver, self.stats
@@ -254,7 +263,7 @@ class Executor:
             stats.bump("bytes_uploaded", nbytes)
         return layout, total, stamp_at
 
-    def _split_writes(self, writes) -> tuple[Any, list, int]:
+    def _split_writes(self, writes: Sequence[Write]) -> tuple[Sequence[Write], list[Write], int]:
         """(written by queue.write_buffer, staged through the mapped upload buffer, total bytes)."""
         if not writes:
             return (), [], 0
@@ -266,13 +275,14 @@ class Executor:
         small = self.upload_small_buffer
         return [w for w in writes if w.data.nbytes < small], [w for w in writes if w.data.nbytes >= small], total
 
-    def _stage(self, staged) -> list:
+    def _stage(self, staged: list[Write]) -> list[Copy]:
         """Copy ``staged`` writes into the mapped upload buffer; returns the copies to record."""
         driver = self.driver
         need = sum(align(w.data.nbytes, ALIGN) for w in staged)
         up = self.staging.ensure_upload(need)
         driver.map(up, 2, align(need, ALIGN))
-        copies, pos = [], 0
+        copies: list[Copy] = []
+        pos = 0
         try:
             for w in staged:
                 n = w.data.nbytes
@@ -290,15 +300,17 @@ class Executor:
         self.stats.bump("staging_maps")
         return copies
 
-    def _collect(self, work: Work, layout, total: int, readback, stamp_at: int | None) -> list:
+    def _collect(self, work: Work, layout: Layout, total: int, readback: GPUBuffer, stamp_at: int | None
+                 ) -> list[Any]:
         """Map ``readback`` (waits for the submission) and convert every read (and the timestamps) while mapped."""
         driver = self.driver
         driver.map(readback, 1, align(total, ALIGN))
         return self._read_mapped(work, layout, total, readback, stamp_at)
 
-    def _read_mapped(self, work: Work, layout, total: int, readback, stamp_at: int | None) -> list:
+    def _read_mapped(self, work: Work, layout: Layout, total: int, readback: GPUBuffer, stamp_at: int | None
+                     ) -> list[Any]:
         driver = self.driver
-        results = []
+        results: list[Any] = []
         try:
             mem = driver.view(readback, total)
             nbytes = 0
@@ -328,7 +340,8 @@ class Executor:
 class Launched:
     """A submitted Work whose readback buffer is being mapped (see :meth:`Executor.launch`)."""
 
-    def __init__(self, executor: Executor, work: Work, layout, total: int, readback, pending):
+    def __init__(self, executor: Executor, work: Work, layout: Layout, total: int, readback: GPUBuffer,
+                 pending: Any) -> None:
         self._ex = executor
         self._work = work
         self._layout = layout
@@ -346,7 +359,7 @@ class Launched:
                 raise
             raise err from exc
 
-    def results(self) -> list:
+    def results(self) -> list[Any]:
         """Wait for the map and convert every read."""
         ex = self._ex
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ...errors import (
     BackendError,
@@ -15,6 +15,9 @@ from ...errors import (
     OutOfMemoryError,
     VyreError,
 )
+
+if TYPE_CHECKING:  # why: annotations only; device.py imports this module (translate_error)
+    from .device import Device
 
 _LOST = re.compile(r"device (is |was |has been )?lost|devicelost|lost device|parent device is (lost|invalid)"
                    r"|device (is )?invalid|device_lost|vk_error_device_lost|device.{0,40}destroyed",
@@ -55,8 +58,8 @@ def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
     try:
         import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
-        oom_types: tuple = (wgpu.GPUOutOfMemoryError, MemoryError)
-        validation_types: tuple = (wgpu.GPUValidationError, wgpu.GPUPipelineError)
+        oom_types: tuple[type[BaseException], ...] = (wgpu.GPUOutOfMemoryError, MemoryError)
+        validation_types: tuple[type[BaseException], ...] = (wgpu.GPUValidationError, wgpu.GPUPipelineError)
     except Exception:  # pragma: no cover - wgpu missing
         oom_types, validation_types = (MemoryError,), ()
     message = str(exc) or type(exc).__name__
@@ -93,7 +96,7 @@ def translate_error(exc: BaseException, *, stage: str, wgsl: str | None = None,
                          fix="this is unexpected: report it with the program's text form and the adapter info")
 
 
-def translated(exc: BaseException, dev: Any, program: str | None = None, *, stage: str = "dispatch",
+def translated(exc: BaseException, dev: Device, program: str | None = None, *, stage: str = "dispatch",
                wgsl: str | None = None) -> BaseException:
     """The vyre error for ``exc`` (:func:`translate_error`; a BaseException that is no Exception, such as
     KeyboardInterrupt, is kept), and a lost device marked lost on ``dev``: the one way every part of the
@@ -106,7 +109,7 @@ def translated(exc: BaseException, dev: Any, program: str | None = None, *, stag
     return err
 
 
-def raise_translated(exc: BaseException, dev: Any, program: str | None = None, *, stage: str = "dispatch",
+def raise_translated(exc: BaseException, dev: Device, program: str | None = None, *, stage: str = "dispatch",
                      wgsl: str | None = None) -> NoReturn:
     """Raise :func:`translated` of ``exc`` (chained to it when it is a new error)."""
     err = translated(exc, dev, program, stage=stage, wgsl=wgsl)
@@ -116,7 +119,7 @@ def raise_translated(exc: BaseException, dev: Any, program: str | None = None, *
 
 
 @contextmanager
-def gpu_errors(dev: Any, program: str | None = None, stage: str = "dispatch") -> Iterator[None]:
+def gpu_errors(dev: Device, program: str | None = None, stage: str = "dispatch") -> Iterator[None]:
     """Raise wgpu failures of the block as vyre errors (:func:`raise_translated`)."""
     try:
         yield

@@ -20,17 +20,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 import numpy as np
 
 from ...ir.types import Access
-from ..host import storage_to_host
+from ..host import BufferPlan, storage_to_host
 from ..planning import Step
 from .bindings import Bindings, group_entries
+from .device import Device
+from .executor import Executor
 from .failures import raise_translated
+from .pipeline_store import PipelineStore
 from .pipelines import CompiledPipeline
 from .transfer import ResourceSet, Stats, align, as_bytes4
+from .types import GPUBuffer
 from .work import Dispatch, Pass, Read, Timed, Work, Write
 
 #: Read-only inputs up to this size are compared with what their buffer last received, and not written again
@@ -39,6 +42,11 @@ from .work import Dispatch, Pass, Read, Timed, Work, Write
 SKIP_UNCHANGED_MAX = 64 << 10
 #: Bind groups a job slot keeps for entries it had before (ResourceSet.group_cache).
 GROUPS_KEPT = 16
+
+#: What a job keeps for repeats: (rset.bound, pass, reads, program name, wgsl).
+Static = tuple[object, Pass, list[Read], str, str]
+#: An input write to remember once its submission succeeded: (rset, buffer index, buffer, bytes written).
+Done = tuple[ResourceSet, int, GPUBuffer, bytes]
 
 
 @dataclass(slots=True)
@@ -63,18 +71,18 @@ class Job:
     exact: bool = False  # bind exactly nbytes (raw WGSL may use arrayLength) instead of the whole buffer
     label: str = "vyre"
     reuse: bool = False  # run again with new input data (a remembered repeat dispatch): keep `static`
-    static: tuple | None = None  # (rset.bound, pass, reads, program name, wgsl) of a reused job
+    static: Static | None = None  # (rset.bound, pass, reads, program name, wgsl) of a reused job
     outputs: list[Bind] = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.outputs = [b for b in self.binds if b.output]
 
 
 def job_from_step(compiled: CompiledPipeline, step: Step, label: str) -> Job:
     """The job of a planned program dispatch."""
     plan = step.plan
-    binds = []
-    outs = []
+    binds: list[Bind] = []
+    outs: list[BufferPlan] = []
     for b in plan.buffers:
         access = b.decl.access
         out = access.writable
@@ -87,7 +95,7 @@ def job_from_step(compiled: CompiledPipeline, step: Step, label: str) -> Job:
         if out:
             outs.append(b)
 
-    def to_host(k: int, raw) -> np.ndarray:
+    def to_host(k: int, raw: np.ndarray) -> np.ndarray:
         return storage_to_host(outs[k].decl, raw, outs[k].count)
 
     return Job(compiled=compiled, binds=binds, workgroups=step.workgroups, to_host=to_host, words=step.words,
@@ -97,7 +105,8 @@ def job_from_step(compiled: CompiledPipeline, step: Step, label: str) -> Job:
 class JobRunner:
     """Runs jobs through the executor on buffers of the pool (see the module docstring)."""
 
-    def __init__(self, dev: Any, store: Any, executor: Any, bindings: Bindings, stats: Stats):
+    def __init__(self, dev: Device, store: PipelineStore, executor: Executor, bindings: Bindings, stats: Stats
+                 ) -> None:
         self._dev = dev
         self._store = store
         self._ex = executor
@@ -130,7 +139,7 @@ class JobRunner:
         return timed
 
     # ---- building the Work ------------------------------------------------------------------------
-    def _work(self, jobs: list[Job]) -> tuple[Work, list, list[ResourceSet]]:
+    def _work(self, jobs: list[Job]) -> tuple[Work, list[Done], list[ResourceSet]]:
         if len(jobs) == 1:
             job = jobs[0]
             st = job.static
@@ -140,7 +149,7 @@ class JobRunner:
                 # a repeat of a kept job: same sizes, and its slot still holds the buffers and bind groups it had
                 if rset.bound is st[0] and pool.bytes <= pool.cap_bytes:
                     writes: list[Write] = []
-                    done: list = []
+                    done: list[Done] = []
                     skipped = self._writes(job, rset, writes, done)
                     if skipped:
                         self._stats.bump("uploads_skipped", skipped)
@@ -162,7 +171,7 @@ class JobRunner:
             one = jobs[0].compiled if len(jobs) == 1 else None
             raise_translated(exc, self._dev, one.program_name if one else None)
         writes = []
-        done = []  # (rset, bind or None, buffer, bytes) to remember once the submission succeeded
+        done = []  # (rset, buffer index, buffer, bytes) to remember once the submission succeeded
         skipped = 0
         for job, rset in zip(jobs, rsets):
             skipped += self._writes(job, rset, writes, done)
@@ -178,7 +187,7 @@ class JobRunner:
             passes, reads = [st[1]], st[2]
         else:
             dispatches: list[Dispatch] = []
-            clears: list[tuple] = []
+            clears: list[tuple[GPUBuffer, int, int]] = []
             reads = []
             for job, rset in zip(jobs, rsets):
                 p, r = _static(job, rset)
@@ -193,7 +202,7 @@ class JobRunner:
         return work, done, rsets
 
     @staticmethod
-    def _writes(job: Job, rset: ResourceSet, writes: list, done: list) -> int:
+    def _writes(job: Job, rset: ResourceSet, writes: list[Write], done: list[Done]) -> int:
         """Append the writes ``job`` needs on ``rset`` (skipping unchanged ones); returns how many were skipped."""
         bufs = rset.buffers
         last = rset.last_inputs
@@ -215,7 +224,7 @@ class JobRunner:
             writes.append(Write(buf, 0, d))
         return skipped
 
-    def _finish(self, jobs: list[Job], done: list) -> None:
+    def _finish(self, jobs: list[Job], done: list[Done]) -> None:
         """After a successful submission: remember what the buffers hold, count uses, return orphans."""
         for rset, index, buf, raw in done:
             rset.last_inputs[index] = (buf, raw)
@@ -277,7 +286,7 @@ class JobRunner:
         self._bind_groups(job, rset, sizes)
         rset.bound = signature
 
-    def _bind_groups(self, job: Job, rset: ResourceSet, sizes) -> None:
+    def _bind_groups(self, job: Job, rset: ResourceSet, sizes: tuple[int, ...] | None) -> None:
         """Rebuild the bind groups whose buffers (or bound sizes) changed."""
         compiled = job.compiled
         by_index = {b.index: size for b, size in zip(job.binds, sizes)} if sizes is not None else None
@@ -303,7 +312,7 @@ class JobRunner:
             keys[g] = key
             rset.bind_key = tuple(keys)
 
-    def _trim_pool(self, keep: set) -> None:
+    def _trim_pool(self, keep: set[int]) -> None:
         """Over the pool's cap: destroy free buffers, then return the buffers of the least recently used
         pipelines (except those in ``keep``, the current submission's) and destroy those."""
         pool = self.pool
@@ -337,10 +346,11 @@ def _output(to_host: Callable[[int, np.ndarray], np.ndarray], k: int, view: np.n
     return to_host(k, view)
 
 
-def _split(jobs: list[Job], results: list) -> list[list[np.ndarray]]:
+def _split(jobs: list[Job], results: list[np.ndarray]) -> list[list[np.ndarray]]:
     if len(jobs) == 1:
         return [results]
-    out, pos = [], 0
+    out: list[list[np.ndarray]] = []
+    pos = 0
     for job in jobs:
         n = len(job.outputs)
         out.append(results[pos:pos + n])

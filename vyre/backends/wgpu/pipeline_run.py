@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +26,13 @@ from ...errors import DispatchError
 from ...ir.program import BufferDecl
 from ...ir.types import Access
 from ..config import DispatchConfig
+from ..handles import ResidentHandle
 from ..host import host_to_storage, pipeline_input, storage_nbytes, storage_to_host
-from .resident import ResidentState, ResidentStore, _pad4
+from ..schedule import BufferSpec, Pipeline
+from .device import Device
+from .executor import Executor
+from .resident import PipelineShape, ResidentState, ResidentStore, _pad4
+from .types import GPUBuffer
 from .work import Dispatch, Pass, Read, Work, Write
 
 SCHEDULE_CAP = 64
@@ -35,7 +41,7 @@ SCHEDULE_CAP = 64
 SKIP_UNCHANGED_MAX = 64 << 10
 
 
-def _decl(name: str, spec, access: Access) -> BufferDecl:
+def _decl(name: str, spec: BufferSpec, access: Access) -> BufferDecl:
     return BufferDecl(name=name, binding=0, dtype=spec.dtype, access=access, count=spec.count)
 
 
@@ -43,15 +49,15 @@ def _decl(name: str, spec, access: Access) -> BufferDecl:
 class Schedule:
     """A pipeline checked on the device: its buffers, passes and reads."""
 
-    pipeline: object
-    shape: tuple
-    handles: dict
-    inputs: list  # (buffer, BufferDecl) per pipeline input
-    passes: list
-    reads: list
-    input_ids: list  # handle id per pipeline input
-    written: frozenset  # ids of the handles some step writes (their contents are never assumed)
-    volatile: tuple  # ids of every handle this pipeline may change (written or cleared): forgotten on each run
+    pipeline: Pipeline
+    shape: PipelineShape
+    handles: dict[str, ResidentHandle]
+    inputs: list[tuple[GPUBuffer, BufferDecl]]  # (buffer, BufferDecl) per pipeline input
+    passes: list[Pass]
+    reads: list[Read]
+    input_ids: list[int]  # handle id per pipeline input
+    written: frozenset[int]  # ids of the handles some step writes (their contents are never assumed)
+    volatile: tuple[int, ...]  # ids of every handle this pipeline may change (written or cleared): forgotten each run
 
 
 class OpPipelines:
@@ -60,12 +66,12 @@ class OpPipelines:
     #: Pipeline shapes whose resident buffers are kept (least recently used ones are freed).
     shape_cap = 8
 
-    def __init__(self, dev, resident: ResidentStore, executor):
+    def __init__(self, dev: Device, resident: ResidentStore, executor: Executor) -> None:
         self._dev = dev
         self._resident = resident
         self._ex = executor
 
-    def run(self, pipeline, inputs) -> list[np.ndarray]:
+    def run(self, pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:
         if isinstance(inputs, Mapping):
             missing = [n for n in pipeline.inputs if n not in inputs]
             if missing:
@@ -81,7 +87,7 @@ class OpPipelines:
             sched = self._cached(st, pipeline)
             decls = ([d for _, d in sched.inputs] if sched is not None
                      else [_decl(n, pipeline.buffers[n], Access.READ) for n in pipeline.inputs])
-            staged = []  # every input checked before the first call's buffers are made
+            staged: list[np.ndarray] = []  # every input checked before the first call's buffers are made
             for decl, value in zip(decls, inputs):
                 data, _ = host_to_storage(decl, pipeline_input(decl.dtype, value))
                 staged.append(_pad4(data.reshape(-1).view(np.uint8)))
@@ -102,10 +108,13 @@ class OpPipelines:
             self._resident._stats.bump("resident_dispatches", work.dispatches)
             return outs
 
-    def _writes(self, st: ResidentState, sched: Schedule, staged: list) -> tuple[list[Write], dict]:
+    def _writes(self, st: ResidentState, sched: Schedule, staged: list[np.ndarray]
+                ) -> tuple[list[Write], dict[int, bytes]]:
         """The input writes, leaving out small inputs their buffer already holds; and what to remember after."""
         contents = st.contents
-        writes, keep, skipped = [], {}, 0
+        writes: list[Write] = []
+        keep: dict[int, bytes] = {}
+        skipped = 0
         for (buf, _), hid, d in zip(sched.inputs, sched.input_ids, staged):
             if not d.nbytes:
                 continue
@@ -122,14 +131,14 @@ class OpPipelines:
         return writes, keep
 
     @staticmethod
-    def _cached(st: ResidentState, pipeline) -> Schedule | None:
+    def _cached(st: ResidentState, pipeline: Pipeline) -> Schedule | None:
         hit = st.schedules.get(id(pipeline))
         if hit is not None and hit.pipeline is pipeline and st.pipelines.get(hit.shape) is hit.handles:
             st.schedules.move_to_end(id(pipeline))
             return hit
         return None
 
-    def _schedule(self, st: ResidentState, pipeline) -> Schedule:
+    def _schedule(self, st: ResidentState, pipeline: Pipeline) -> Schedule:
         shape, handles = self._handles(st, pipeline)
         bufs = {n: self._resident.buffer(st, h, pipeline.name) for n, h in handles.items()}
         written = frozenset(handles[n].id for step in pipeline.steps
@@ -148,7 +157,7 @@ class OpPipelines:
         return sched
 
     @staticmethod
-    def _read(pipeline, name: str, buf, nbytes: int) -> Read:
+    def _read(pipeline: Pipeline, name: str, buf: GPUBuffer, nbytes: int) -> Read:
         spec = pipeline.buffers[name]
         decl = _decl(name, spec, Access.READ_WRITE)
         shape = pipeline.output_shapes.get(name)
@@ -159,7 +168,8 @@ class OpPipelines:
 
         return Read(buf, 0, nbytes, convert=convert)
 
-    def _passes(self, st: ResidentState, pipeline, handles, bufs) -> list[Pass]:
+    def _passes(self, st: ResidentState, pipeline: Pipeline, handles: dict[str, ResidentHandle],
+                bufs: dict[str, GPUBuffer]) -> list[Pass]:
         """Prepare every step; group them into passes separated by the clears host semantics need."""
         dirty = set(pipeline.inputs)  # buffers holding data (not all zero) at this point
         clears = [(bufs[n], 0, handles[n].nbytes) for n in pipeline.buffers if n not in dirty]
@@ -188,14 +198,14 @@ class OpPipelines:
         passes.append(Pass(steps, clears))
         return passes
 
-    def _handles(self, st: ResidentState, pipeline) -> tuple[tuple, dict]:
+    def _handles(self, st: ResidentState, pipeline: Pipeline) -> tuple[PipelineShape, dict[str, ResidentHandle]]:
         """Resident buffers for every pipeline buffer, shared by calls with the same shape."""
         key = tuple(sorted((n, s.dtype.value, int(s.count)) for n, s in pipeline.buffers.items()))
         hit = st.pipelines.get(key)
         if hit is not None:
             st.pipelines.move_to_end(key)
             return key, hit
-        handles = {}
+        handles: dict[str, ResidentHandle] = {}
         resident = self._resident
         try:
             for name, spec in pipeline.buffers.items():

@@ -16,17 +16,23 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceLostError, DispatchError, LoweringError, UnsupportedFeatureError, VyreError
 from ...ir.program import Program
 from ...ir.validate import validate
 from ..artifact import CompiledProgram
+from ..config import DispatchConfig
 from .device import FEATURE_ALIASES, Device
 from .disk_cache import DiskCache
 from .keys import codegen_key, limits_digest, pipeline_key
-from .pipelines import CompiledPipeline, LayoutCache, PipelineCache, compile_pipeline
+from .pipelines import CompiledPipeline, LayoutCache, PipelineCache, Slot, compile_pipeline
 from .transfer import Stats
+
+if TYPE_CHECKING:
+    from ...lower import LoweredProgram  # why: import time (vyre.lower loads jinja2 and its templates on first use)
+    from .escape import RawShader  # why: a cycle (escape imports jobs, which imports this module)
 
 log = logging.getLogger("vyre")
 
@@ -39,7 +45,7 @@ _FEATURE_FIX = {
 }
 
 
-def program_features(program) -> set[str]:
+def program_features(program: Program) -> set[str]:
     """Device features a program needs, judged from its declarations (the lowering may add more)."""
     need: set[str] = set()
     if any(b.dtype.uses_f16 for b in program.buffers) or any(w.dtype.uses_f16 for w in program.workgroup):
@@ -50,8 +56,8 @@ def program_features(program) -> set[str]:
 class PipelineStore:
     """Programs -> validated -> lowered -> GPU pipelines, each step cached."""
 
-    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable, contract: str, disk: DiskCache | None,
-                 capacity: int, release: Callable[[CompiledPipeline], None]):
+    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable[[Program], LoweredProgram], contract: str,
+                 disk: DiskCache | None, capacity: int, release: Callable[[CompiledPipeline], None]) -> None:
         self._dev = dev
         self._stats = stats
         self._lower_fn = lower_fn
@@ -79,7 +85,7 @@ class PipelineStore:
         self._disk_probed.clear()
 
     # ---- validation -------------------------------------------------------------------------------
-    def validate(self, program) -> None:
+    def validate(self, program: object) -> None:
         """Raise ValidationError if ``program`` is invalid under this device's limits (cached)."""
         if not isinstance(program, Program):
             raise DispatchError(f"expected a vyre Program, got {type(program).__name__}",
@@ -114,16 +120,16 @@ class PipelineStore:
                 self._validated.popitem(last=False)
 
     # ---- lowering ---------------------------------------------------------------------------------
-    def _disk_scope(self, config) -> str:
+    def _disk_scope(self, config: DispatchConfig | None) -> str:
         return json.dumps([repr(codegen_key(config)), limits_digest(self._dev.validation_limits)])
 
-    def _disk_lowering(self, fp: str, config=None):
+    def _disk_lowering(self, fp: str, config: DispatchConfig | None = None) -> LoweredProgram | None:
         """A lowering from the disk cache (kept in the memory LRU), or None. Probes disk once per program."""
         if self.disk is None:
             return None
         lkey = (fp, codegen_key(config))
         with self._dev.lock:
-            lowered = self.cache.lowering(lkey)
+            lowered: LoweredProgram | None = self.cache.lowering(lkey)
             if lowered is not None:
                 return lowered
             if fp in self._disk_probed:
@@ -138,12 +144,12 @@ class PipelineStore:
                 self.cache.keep_lowering(lkey, lowered)
         return lowered
 
-    def lower(self, program, config=None):
+    def lower(self, program: Program, config: DispatchConfig | None = None) -> LoweredProgram:
         """The program's LoweredProgram: from the memory LRU, the disk cache or the lowering."""
         fp = program.fingerprint
         lkey = (fp, codegen_key(config))
         with self._dev.lock:
-            lowered = self.cache.lowering(lkey)
+            lowered: LoweredProgram | None = self.cache.lowering(lkey)
         if lowered is not None:
             return lowered
         lowered = self._disk_lowering(fp, config)
@@ -164,12 +170,12 @@ class PipelineStore:
             self.cache.keep_lowering(lkey, lowered)
         return lowered
 
-    def needs(self, program, lowered) -> frozenset:
+    def needs(self, program: Program | None, lowered: LoweredProgram) -> frozenset[str]:
         need = program_features(program) if program is not None else set()
         need |= {FEATURE_ALIASES.get(str(f), str(f)) for f in (getattr(lowered, "features", None) or ())}
         return frozenset(need)
 
-    def check_needs(self, name: str, need) -> None:
+    def check_needs(self, name: str, need: Iterable[str]) -> None:
         missing = sorted(set(need) - self._dev.features)
         if missing:
             info = self._dev.info
@@ -180,7 +186,7 @@ class PipelineStore:
             )
 
     # ---- pipelines --------------------------------------------------------------------------------
-    def compiled(self, program, config=None) -> CompiledPipeline:
+    def compiled(self, program: Program, config: DispatchConfig | None = None) -> CompiledPipeline:
         """The GPU pipeline of a validated program (memory cache -> lowering -> pipeline)."""
         key = pipeline_key(program.fingerprint, config, self.contract, self._dev.identity)
         with self._dev.lock:
@@ -195,7 +201,8 @@ class PipelineStore:
         self.check_needs(program.name, need)
         return self.build(key, program, lowered, need)
 
-    def build(self, key, program, lowered, need, groups=None) -> CompiledPipeline:
+    def build(self, key: tuple[Any, ...], program: Program | None, lowered: LoweredProgram | RawShader,
+              need: frozenset[str], groups: list[list[Slot]] | None = None) -> CompiledPipeline:
         dev = self._dev
         with dev.lock:
             dev.check_alive()
@@ -235,8 +242,9 @@ class PipelineStore:
                 p.artifact = CompiledProgram.from_pipeline(p)
             return p.artifact
 
-    def invalidate(self, fingerprints=None) -> int:
-        """Drop pipelines, lowerings, validation results and disk entries (all, or of ``fingerprints``)."""
+    def invalidate(self, fingerprints: Any = None) -> int:
+        """Drop pipelines, lowerings, validation results and disk entries (all, or of ``fingerprints``: a
+        fingerprint, an object with a ``fingerprint`` such as a Program, or an iterable of those)."""
         fps = None
         if fingerprints is not None:
             if isinstance(fingerprints, str) or hasattr(fingerprints, "fingerprint"):

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,9 +36,16 @@ from ..host import as_u8, check_outs
 from ..plan_checks import check_resident_bindings
 from ..planning import StepMemo
 from .bindings import Bindings
+from .device import Device
 from .failures import gpu_errors
+from .pipeline_store import PipelineStore
+from .pipelines import CompiledPipeline
 from .transfer import Stats, align
+from .types import GPUBindGroup, GPUBuffer
 from .work import Dispatch, Read, Work, Write
+
+if TYPE_CHECKING:  # why: annotations only; pipeline_run.py imports this module
+    from .pipeline_run import Schedule
 
 _IDS = itertools.count(1)
 #: Params handles kept (their buffers are Bindings.params's; see params_handle).
@@ -45,27 +53,39 @@ PARAMS_HANDLES = 256
 _OWNERS = itertools.count(1)
 BIND_CACHE_CAP = 1024
 
+#: What names a resident buffer in a bind-group key: its buffer serial, or ("params", id(buffer)) for a shared
+#: params buffer (those have no serial).
+Serial = int | tuple[str, int]
+#: A bind-group cache key: (pipeline key, buffer per binding, handle sizes, params words).
+BindKey = tuple[tuple[Any, ...], tuple[Serial, ...], tuple[int, ...], bytes]
+#: An op pipeline's shape: (name, dtype, count) per buffer, sorted.
+PipelineShape = tuple[tuple[str, str, int], ...]
+
 
 @dataclass
 class ResidentState:
     """Resident state of one device generation (dropped as a whole when the device changes)."""
 
     generation: int
-    limits: dict
-    entries: dict = field(default_factory=dict)  # handle id -> (handle, GPUBuffer, buffer serial)
-    # params words -> (handle, buffer serial) of params_handle; the buffer is Bindings.params(words)'s
-    params: OrderedDict = field(default_factory=OrderedDict)
-    params_ids: dict = field(default_factory=dict)  # handle id -> words, of those handles
+    limits: dict[str, int]
+    # handle id -> (handle, GPUBuffer, buffer serial)
+    entries: dict[int, tuple[ResidentHandle, GPUBuffer, int]] = field(default_factory=dict)
+    # params words -> the handle params_handle gave for them; the buffer is Bindings.params(words)'s
+    params: OrderedDict[bytes, ResidentHandle] = field(default_factory=OrderedDict)
+    params_ids: dict[int, bytes] = field(default_factory=dict)  # handle id -> words, of those handles
     # (pipeline key, buffer serials, handle sizes, words) -> (compiled, groups); keyed by the buffers, not the
     # handles, so a loop whose results reuse freed buffers (see ``spare``) finds its bind groups again
-    binds: OrderedDict = field(default_factory=OrderedDict)
-    bind_keys: dict = field(default_factory=dict)  # buffer serial -> the keys of ``binds`` that bind it
+    binds: OrderedDict[BindKey, tuple[CompiledPipeline, tuple[GPUBindGroup, ...]]] = field(default_factory=OrderedDict)
+    # buffer serial -> the keys of ``binds`` that bind it
+    bind_keys: dict[Serial, set[BindKey]] = field(default_factory=dict)
     steps: StepMemo = field(default_factory=StepMemo)  # the plans of resident dispatches
-    pipelines: OrderedDict = field(default_factory=OrderedDict)  # op-pipeline shape -> {name: handle}
-    schedules: OrderedDict = field(default_factory=OrderedDict)  # id(op pipeline) -> prepared schedule
-    contents: dict = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there (small inputs)
+    # op-pipeline shape -> {name: handle}
+    pipelines: OrderedDict[PipelineShape, dict[str, ResidentHandle]] = field(default_factory=OrderedDict)
+    schedules: OrderedDict[int, Schedule] = field(default_factory=OrderedDict)  # id(op pipeline) -> its schedule
+    contents: dict[int, bytes] = field(default_factory=dict)  # handle id -> bytes an op pipeline last wrote there
     nbytes: int = 0
-    spare: dict = field(default_factory=dict)  # aligned size -> freed (GPUBuffer, serial) kept for reuse
+    # aligned size -> freed (GPUBuffer, serial) kept for reuse
+    spare: dict[int, list[tuple[GPUBuffer, int]]] = field(default_factory=dict)
     spare_bytes: int = 0
 
     def forget_binds(self, serial: int) -> None:
@@ -85,7 +105,7 @@ ZERO_BY_WRITE = 256 << 10
 _SERIALS = itertools.count(1)
 
 
-def as_int(value, what: str) -> int:
+def as_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise DispatchError(f"{what} must be an int, got {value!r}")
     return int(value)
@@ -103,7 +123,7 @@ def _pad4(d: np.ndarray) -> np.ndarray:
 class ResidentStore:
     """Handles and their buffers on the current device, and the bind groups of dispatches over them."""
 
-    def __init__(self, dev: Any, store: Any, bindings: Bindings, stats: Stats):
+    def __init__(self, dev: Device, store: PipelineStore, bindings: Bindings, stats: Stats) -> None:
         self._dev = dev
         self._store = store
         self._bindings = bindings
@@ -131,7 +151,7 @@ class ResidentStore:
         st = self._state
         return len(st.entries) if st is not None and st.generation == self._dev.generation else 0
 
-    def buffer(self, st: ResidentState, h, what: str):
+    def buffer(self, st: ResidentState, h: object, what: str) -> GPUBuffer:
         """The device buffer of a live handle; DeviceLostError for a stale one, DispatchError otherwise."""
         if not isinstance(h, ResidentHandle):
             raise DispatchError(f"{what}: expected a ResidentHandle, got {type(h).__name__}",
@@ -153,7 +173,7 @@ class ResidentStore:
             raise DispatchError(f"{what}: resident handle {h.id} was freed", fix="allocate a new handle")
         return entry[1]
 
-    def range(self, st: ResidentState, item, what: str) -> tuple:
+    def range(self, st: ResidentState, item: object, what: str) -> tuple[GPUBuffer, int, int]:
         """``handle`` or ``(handle, offset, nbytes)`` -> (buffer, offset, nbytes), bounds-checked."""
         if isinstance(item, ResidentHandle):
             return self.buffer(st, item, what), 0, item.nbytes
@@ -168,7 +188,7 @@ class ResidentStore:
         return buf, offset, nbytes
 
     # ---- allocation -----------------------------------------------------------------------------
-    def allocate(self, nbytes, label: str | None = None, zeroed: bool = True) -> ResidentHandle:
+    def allocate(self, nbytes: int, label: str | None = None, zeroed: bool = True) -> ResidentHandle:
         import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
         nbytes = as_int(nbytes, "allocate_resident: nbytes")
@@ -228,7 +248,7 @@ class ResidentStore:
             st.params_ids.pop(st.params.popitem(last=False)[1].id, None)
         return h
 
-    def _not_params(self, st: ResidentState, h: Any, what: str) -> None:
+    def _not_params(self, st: ResidentState, h: object, what: str) -> None:
         if isinstance(h, ResidentHandle) and h.id in st.params_ids:
             raise DispatchError(f"{what}: resident handle {h.id} is a shared params uniform (backend.params_handle): "
                                 "it cannot be freed or written",
@@ -262,10 +282,10 @@ class ResidentStore:
         st.spare_bytes = 0
 
     # ---- transfers as Work ----------------------------------------------------------------------
-    def upload_work(self, uploads) -> Work:
+    def upload_work(self, uploads: Iterable[Any]) -> Work:
         """The Work of ``(handle, data, offset)`` (or ``(handle, data)``) uploads, every one checked first."""
         st = self.state()
-        writes = []
+        writes: list[Write] = []
         for k, up in enumerate(uploads):
             what = f"upload {k}"
             if not isinstance(up, (tuple, list)) or len(up) not in (2, 3):
@@ -286,7 +306,7 @@ class ResidentStore:
                 writes.append(Write(buf, offset, raw))
         return Work(label="vyre-resident-upload", writes=writes)
 
-    def download_work(self, ranges, outs=None) -> Work:
+    def download_work(self, ranges: Iterable[Any], outs: Iterable[np.ndarray | None] | None = None) -> Work:
         """The Work reading each ``(handle, offset, nbytes)`` (or whole handle), into ``outs`` where given."""
         st = self.state()
         reads = [self.range(st, r, f"range {k}") for k, r in enumerate(ranges)]
@@ -295,7 +315,8 @@ class ResidentStore:
                     reads=[Read(buf, off, n, out=t) for (buf, off, n), t in zip(reads, targets)])
 
     # ---- dispatch steps -------------------------------------------------------------------------
-    def step(self, st: ResidentState, program, handles, config: DispatchConfig, what: str) -> Dispatch:
+    def step(self, st: ResidentState, program: object, handles: object, config: DispatchConfig, what: str
+             ) -> Dispatch:
         """Check one resident dispatch completely (no GPU work) and find or make its bind groups."""
         if not isinstance(program, Program):
             raise DispatchError(f"{what}: expected a vyre Program, got {type(program).__name__}")
@@ -318,8 +339,8 @@ class ResidentStore:
                     raise DispatchError(f"{what}: resident handle {h.id} is a shared params uniform "
                                         f"(backend.params_handle), bound to writable buffer {b.decl.name!r}",
                                         fix="bind params handles to read or uniform buffers only")
-            serials = tuple(entries[h.id][2] if h.id in entries else ("params", id(b))
-                            for h, b in zip(handles, bufs))
+            serials: tuple[Serial, ...] = tuple(entries[h.id][2] if h.id in entries else ("params", id(b))
+                                                for h, b in zip(handles, bufs))
         else:
             serials = tuple(entries[h.id][2] for h in handles)
         compiled = self._store.compiled(program)

@@ -11,17 +11,23 @@ A plain resident dispatch moves no host data and does not wait.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from ...errors import DispatchError
+from ...ir.program import Program
 from ..config import DispatchConfig
+from .device import Device
+from .executor import Executor
 from .resident import ResidentState, ResidentStore
 from .timestamps import TimedDispatch
+from .transfer import Stats
 from .work import Dispatch, Pass, Read, Work
 
 
-def as_config(config) -> DispatchConfig:
+def as_config(config: Any) -> DispatchConfig:
     """``config`` as a DispatchConfig (None: the default); anything invalid raises DispatchError."""
     return DispatchConfig.coerce(config) or _DEFAULT_CONFIG
 
@@ -29,12 +35,12 @@ def as_config(config) -> DispatchConfig:
 _DEFAULT_CONFIG = DispatchConfig()  # frozen: shared by every step given without a grid
 
 
-def _step_config(extra, what: str) -> DispatchConfig:
+def _step_config(extra: Any, what: str) -> DispatchConfig:
     """The config of a sequence step from its optional third element (a grid or a DispatchConfig)."""
     return DispatchConfig.coerce(extra, what) or _DEFAULT_CONFIG
 
 
-def _memo_key(step):
+def _memo_key(step: Sequence[Any]) -> tuple[object, ...] | None:
     """A cheap key for steps that must prepare identically within one call: the program and
     handle objects (alive for the call, so their ids are unique) and the grid or config as
     given. None when the step cannot be keyed (it is then prepared on its own)."""
@@ -51,13 +57,13 @@ def _memo_key(step):
 class Sequences:
     """``dispatch_resident`` and the resident sequences of WgpuBackend."""
 
-    def __init__(self, dev, resident: ResidentStore, executor, stats):
+    def __init__(self, dev: Device, resident: ResidentStore, executor: Executor, stats: Stats) -> None:
         self._dev = dev
         self._resident = resident
         self._ex = executor
         self._stats = stats
 
-    def dispatch_resident(self, program, handles, config) -> None:
+    def dispatch_resident(self, program: Program, handles: Any, config: Any) -> None:
         config = as_config(config)
         with self._dev.lock:
             st = self._resident.state()
@@ -70,7 +76,17 @@ class Sequences:
             self._ex.run(work)
             self._stats.bump("resident_dispatches", work.dispatches)
 
-    def run(self, prefix, repeated, repeat_count, read, timed: bool):
+    @overload
+    def run(self, prefix: Any, repeated: Any, repeat_count: int, read: Any, timed: Literal[False]
+            ) -> list[np.ndarray]: ...
+
+    @overload
+    def run(self, prefix: Any, repeated: Any, repeat_count: int, read: Any, timed: Literal[True]) -> TimedDispatch: ...
+
+    def run(self, prefix: Any, repeated: Any, repeat_count: int, read: Any, timed: bool
+            ) -> list[np.ndarray] | TimedDispatch:
+        """``prefix``, then ``repeated`` ``repeat_count`` times, in one pass; the reads of ``read`` (and the
+        GPU time, when ``timed``)."""
         if isinstance(repeat_count, bool) or not isinstance(repeat_count, (int, np.integer)) or repeat_count < 0:
             raise DispatchError(f"repeat_count must be an int >= 0, got {repeat_count!r}")
         with self._dev.lock:
@@ -90,7 +106,7 @@ class Sequences:
             self._count(work)
         return TimedDispatch(t.results, t.gpu_ns, t.source, t.wall_ns)
 
-    def steps(self, st: ResidentState, steps, what: str) -> list[Dispatch]:
+    def steps(self, st: ResidentState, steps: Any, what: str) -> list[Dispatch]:
         """Check and prepare every step; identical steps are prepared once."""
         if isinstance(steps, tuple) and len(steps) in (2, 3) and not isinstance(steps[0], (tuple, list)):
             raise DispatchError(f"{what}s must be a list of (program, handles[, grid]) steps, got one step",
@@ -99,7 +115,7 @@ class Sequences:
             step = steps[0]
             if type(step) is tuple and len(step) == 2:
                 return [self._resident.step(st, step[0], step[1], _DEFAULT_CONFIG, f"{what} 0")]
-        memo: dict = {}
+        memo: dict[tuple[object, ...], Dispatch] = {}
         out: list[Dispatch] = []
         append = out.append
         for k, step in enumerate(steps):
