@@ -228,6 +228,44 @@ class UnsupportedDTypeError(UnsupportedFeatureError):
     code = "VYRE-E306"
 
 
+class InvalidArgumentError(DispatchError, ValueError):
+    """An argument of the right type with a value vyre cannot take (a negative size, a shape that does not
+    broadcast, an out-of-range scalar, a path that leaves the output folder): the call changed nothing.
+    It is also a ``ValueError``, so Python code and the array API standard's tests catch it as they expect.
+
+    Typical fix: pass a value inside the range the message names; the ``Fix:`` line says which.
+    """
+    code = "VYRE-E310"
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of a type vyre does not accept there (a float where a shape is expected, a string where a
+    backend is expected, an object a kernel cannot read). Also a ``TypeError`` (and a ``ValueError``).
+
+    Typical fix: pass the type the message names (an int shape, a backend object from
+    ``vyre.WgpuBackend.acquire()``, a numpy array or a Python scalar).
+    """
+    code = "VYRE-E311"
+
+
+class IndexOutOfRangeError(InvalidArgumentError, IndexError):
+    """An index past the end of an axis (``x[10]`` on 3 elements, ``take`` with an index past the axis).
+    Also an ``IndexError`` (so iterating over an array stops at its end) and a ``ValueError``.
+
+    Typical fix: index inside ``[-n, n)`` for an axis of n elements.
+    """
+    code = "VYRE-E312"
+
+
+class AxisError(InvalidArgumentError, IndexError):
+    """An ``axis`` argument outside ``[-ndim, ndim)``, or named twice. Both a ``ValueError`` and an
+    ``IndexError``, as numpy's ``AxisError`` is.
+
+    Typical fix: pass an axis inside ``[-ndim, ndim)``, each at most once.
+    """
+    code = "VYRE-E313"
+
+
 class DeviceMismatchError(DispatchError):
     """An array operation mixed arrays of two backends (``vyre.array_api`` arrays never move silently).
 
@@ -272,6 +310,10 @@ __all__ = [
     "OutOfMemoryError",
     "UnsupportedFeatureError",
     "UnsupportedDTypeError",
+    "InvalidArgumentError",
+    "ArgumentTypeError",
+    "IndexOutOfRangeError",
+    "AxisError",
     "DeviceMismatchError",
     "DistributedError",
     "WorkerTimeoutError",
