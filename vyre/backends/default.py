@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+
 from ..errors import DispatchError, NoAdapterError
 from .base import Backend
 
