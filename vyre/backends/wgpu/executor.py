@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import numpy as np
 
 from . import hostcopy
 from .device import Device
 from .driver import Driver
-from .failures import translated
+from .failures import raise_translated
 from .native import NativeDriver, native_driver
 from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
@@ -111,10 +112,7 @@ class Executor:
                 return []
             return self._collect(work, layout, total, self.staging.readback, None)
         except BaseException as exc:
-            err = self._failure(exc, work)
-            if err is exc:
-                raise
-            raise err from exc
+            self._fail(exc, work)
 
     def run_timed(self, work: Work) -> Timed:
         """Submit ``work``, wait, and time it: timestamps around its passes when the device has them."""
@@ -132,10 +130,7 @@ class Executor:
                 self._wait_fence()
                 results = [_empty(r) for r in work.reads]
         except BaseException as exc:
-            err = self._failure(exc, work)
-            if err is exc:
-                raise
-            raise err from exc
+            self._fail(exc, work)
         wall = time.perf_counter_ns() - t0
         if stamp_at is not None:
             stamps = results.pop()
@@ -160,10 +155,7 @@ class Executor:
                 total = 16
             pending = self.driver.start_map(readback, total)
         except BaseException as exc:
-            err = self._failure(exc, work)
-            if err is exc:
-                raise
-            raise err from exc
+            self._fail(exc, work)
         return Launched(self, work, layout, total, readback, pending)
 
     def wait_idle(self) -> None:
@@ -172,10 +164,7 @@ class Executor:
         try:
             self._wait_fence()
         except BaseException as exc:
-            err = self._failure(exc, None)
-            if err is exc:
-                raise
-            raise err from exc
+            self._fail(exc, None)
 
     def _wait_fence(self) -> None:
         """Clear a small MAP_READ buffer in a new submission and map it: the map waits for every earlier
@@ -331,33 +320,29 @@ class Executor:
         self.stats.bump("bytes_read_back", nbytes)
         return results
 
-    def _failure(self, exc: BaseException, work: Work | None) -> BaseException:
-        """The vyre error for ``exc`` (a lost device is marked lost); staging buffers are dropped."""
+    def _fail(self, exc: BaseException, work: Work | None) -> NoReturn:
+        """Raise the vyre error for ``exc`` (a lost device is marked lost); staging buffers are dropped."""
         self.staging.reset()  # a failure (or ^C) may have left a staging buffer mapped
-        return translated(exc, self._dev, work.program if work else None, wgsl=work.wgsl if work else None)
+        raise_translated(exc, self._dev, work.program if work else None, wgsl=work.wgsl if work else None)
 
 
+@dataclass(slots=True)
 class Launched:
     """A submitted Work whose readback buffer is being mapped (see :meth:`Executor.launch`)."""
 
-    def __init__(self, executor: Executor, work: Work, layout: Layout, total: int, readback: GPUBuffer,
-                 pending: Any) -> None:
-        self._ex = executor
-        self._work = work
-        self._layout = layout
-        self._total = total
-        self._readback = readback
-        self._pending = pending
+    _ex: Executor
+    _work: Work
+    _layout: Layout
+    _total: int
+    _readback: GPUBuffer
+    _pending: Any  # the driver's map in flight
 
     def settled(self, timeout: float = 0.0) -> bool:
         """Whether the results are ready, waiting at most ``timeout`` seconds."""
         try:
             return self._ex.driver.settled(self._pending, timeout)
         except BaseException as exc:
-            err = self._ex._failure(exc, self._work)
-            if err is exc:
-                raise
-            raise err from exc
+            self._ex._fail(exc, self._work)
 
     def results(self) -> list[Any]:
         """Wait for the map and convert every read."""
@@ -366,17 +351,11 @@ class Launched:
             ex.driver.finish_map(self._pending)
         except BaseException as exc:
             ex.driver.abandon_map(self._pending)
-            err = ex._failure(exc, self._work)
-            if err is exc:
-                raise
-            raise err from exc
+            ex._fail(exc, self._work)
         try:
             return ex._read_mapped(self._work, self._layout, self._total, self._readback, None)
         except BaseException as exc:
-            err = ex._failure(exc, self._work)
-            if err is exc:
-                raise
-            raise err from exc
+            ex._fail(exc, self._work)
 
 
 __all__ = ["Executor", "Launched"]

@@ -76,26 +76,29 @@ class Staging:
         return self.device.create_buffer(label=label, size=size, usage=usage)
 
     def ensure_upload(self, nbytes: int) -> GPUBuffer:
-        import wgpu  # why: lazy, importing vyre must not import wgpu
-
-        if self.upload is None or self.upload.size < nbytes:
-            if self.upload is not None:
-                self.upload.destroy()
-            self.upload = None
-            size = grow_size(nbytes, self.max_buffer_size)
-            self.upload = self._create(size, wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, "vyre-upload")
-        return self.upload
+        """The upload buffer, grown to at least ``nbytes``."""
+        return self._ensure("upload", nbytes)
 
     def ensure_readback(self, nbytes: int) -> GPUBuffer:
+        """The readback buffer, grown to at least ``nbytes``."""
+        return self._ensure("readback", nbytes)
+
+    def _ensure(self, kind: str, nbytes: int) -> GPUBuffer:
+        """The ``kind`` ("upload" or "readback") buffer when it holds ``nbytes``, else a new power-of-two one
+        in its place (the old one destroyed first; None there if creating the new one fails)."""
+        buf = getattr(self, kind)
+        if buf is not None and buf.size >= nbytes:
+            return buf
         import wgpu  # why: lazy, importing vyre must not import wgpu
 
-        if self.readback is None or self.readback.size < nbytes:
-            if self.readback is not None:
-                self.readback.destroy()
-            self.readback = None
-            size = grow_size(nbytes, self.max_buffer_size)
-            self.readback = self._create(size, wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, "vyre-readback")
-        return self.readback
+        if buf is not None:
+            buf.destroy()
+        setattr(self, kind, None)
+        BU = wgpu.BufferUsage
+        usage = BU.MAP_WRITE | BU.COPY_SRC if kind == "upload" else BU.MAP_READ | BU.COPY_DST
+        buf = self._create(grow_size(nbytes, self.max_buffer_size), usage, f"vyre-{kind}")
+        setattr(self, kind, buf)
+        return buf
 
     def bytes(self) -> int:
         return sum(int(b.size) for b in (self.upload, self.readback) if b is not None)
