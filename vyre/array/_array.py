@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backends.host import storage_nbytes
-from ..errors import DispatchError, VyreError
+from ..errors import ArgumentTypeError, DispatchError, InvalidArgumentError, VyreError
 from ._kernels.dtypes import DType, ir_type
 from ._kernels.fused import Deferred, download, evaluate, explain
 from ._kernels.nodes import Leaf, Node
@@ -158,14 +158,15 @@ class Array:
 
     def __array_namespace__(self, *, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2024.12", "2023.12", "2022.12"):
-            raise DispatchError(f"api_version {api_version!r} is not supported", fix="use '2024.12' or None")
+            raise InvalidArgumentError(f"api_version {api_version!r} is not supported", fix="use '2024.12' or None")
         return sys.modules[__name__.rpartition(".")[0]]  # vyre.array (imported before its submodules)
 
     # ---- host interop -----------------------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """Download (``np.asarray(x)``): always a new host array."""
         if copy is False:
-            raise ValueError("vyre arrays live on a device: np.asarray needs a copy (copy=False is impossible)")
+            raise InvalidArgumentError("vyre arrays live on a device: np.asarray needs a copy (copy=False is "
+                                       "impossible)", fix="call np.asarray(x) without copy=False")
         raw = download(self)  # pending work and the read: one submission
         store = ir_type(self._dtype).storage_scalar.numpy_dtype
         out = raw.view(store)[: self.size]
@@ -175,12 +176,13 @@ class Array:
 
     def __len__(self) -> int:
         if not self._shape:
-            raise TypeError("len() of a 0-d array")
+            raise ArgumentTypeError("len() of a 0-d array", fix="a 0-d array has no length: use x.size or x.shape")
         return self._shape[0]
 
     def _scalar(self, kind: type) -> Any:
         if self.size != 1 or self.ndim != 0:
-            raise TypeError(f"only 0-d arrays convert to Python {kind.__name__} (shape {self._shape})")
+            raise ArgumentTypeError(f"only 0-d arrays convert to Python {kind.__name__} (shape {self._shape})",
+                                    fix="reduce it first (x.sum(), x[0, ...]) or download it with np.asarray(x)")
         return kind(np.asarray(self).item())
 
     def __bool__(self) -> bool: return bool(self._scalar(bool))
@@ -190,7 +192,7 @@ class Array:
 
     def __index__(self) -> int:
         if self._dtype.kind not in "iu":
-            raise TypeError(f"__index__ needs an integer array, not {self._dtype}")
+            raise ArgumentTypeError(f"__index__ needs an integer array, not {self._dtype}", fix="x.astype(int32) first")
         return int(self._scalar(int))
 
     def __repr__(self) -> str:
@@ -266,8 +268,8 @@ class Array:
         # own buffer, which this array then owns; expressions still pending on the old values keep the
         # old buffer alive through their leaves (Buffer).
         if result.dtype != self._dtype or result.shape != self._shape:
-            raise DispatchError(f"in-place operation would change {self._dtype}{list(self._shape)} into "
-                                f"{result.dtype}{list(result.shape)}", fix="use the out-of-place operator")
+            raise InvalidArgumentError(f"in-place operation would change {self._dtype}{list(self._shape)} into "
+                                       f"{result.dtype}{list(result.shape)}", fix="use the out-of-place operator")
         result.evaluate()
         self._buf, self._expr = result._buf, None
         return self

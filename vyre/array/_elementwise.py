@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._device import same_device
@@ -40,8 +40,8 @@ def broadcast_together(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise DispatchError(f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast",
-                            fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
+        raise InvalidArgumentError(f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast",
+                                   fix="make the trailing dimensions equal or 1 (see broadcast_to)") from None
 
 
 _PROMOTED: dict[tuple[Any, ...], DType] = {}  # dtypes of the array operands -> their promoted dtype
@@ -118,10 +118,10 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[DType], DType] = _same
         elif is_scalar(a):
             scalars = True
         else:
-            raise DispatchError(f"{what or op}: cannot use {type(a).__name__} as an operand",
-                                fix="pass vyre arrays or Python scalars (vyre.array_api.asarray converts)")
+            raise ArgumentTypeError(f"{what or op}: cannot use {type(a).__name__} as an operand",
+                                    fix="pass vyre arrays or Python scalars (vyre.array_api.asarray converts)")
     if not arrays:
-        raise DispatchError(f"{what or op}: needs at least one array", fix="wrap one operand with asarray")
+        raise ArgumentTypeError(f"{what or op}: needs at least one array", fix="wrap one operand with asarray")
     name = what or op
     dev = same_device(arrays, name) if len(arrays) > 1 else arrays[0].device
     dts = tuple(a.dtype for a in arrays)
@@ -275,12 +275,12 @@ def where(condition: Array, x1: Any, x2: Any, /) -> Array:
     """``x1`` where ``condition`` else ``x2`` (broadcast; Python scalars allowed; fused like any
     elementwise op). A non-bool condition is tested against zero."""
     if not isinstance(condition, Array):
-        raise UnsupportedDTypeError("where: condition must be an array", fix="wrap it with asarray")
+        raise ArgumentTypeError("where: condition must be an array", fix="wrap it with asarray")
     cond = as_bool(condition)
     arrays = [a for a in (x1, x2) if isinstance(a, Array)]
     for v in (x1, x2):
         if not isinstance(v, Array) and not is_scalar(v):
-            raise UnsupportedDTypeError(f"where: cannot use {type(v).__name__}", fix="pass arrays or scalars")
+            raise ArgumentTypeError(f"where: cannot use {type(v).__name__}", fix="pass arrays or scalars")
     dev = same_device([cond, *arrays], "where")
     dt = D.result_type(*[a.dtype for a in arrays]) if arrays else D.result_type(x1, x2)
     for v in (x1, x2):

@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceMismatchError, DispatchError, UnsupportedDTypeError
+from ..errors import (
+    ArgumentTypeError,
+    DeviceMismatchError,
+    DispatchError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    UnsupportedDTypeError,
+)
 from . import _dtypes as D
 from ._array import Array
 from ._creation import asarray
@@ -69,7 +76,7 @@ def _host_index(k: Any) -> tuple[str, Any]:
     if host.size == 0:
         host = host.astype(np.int32)
     if host.dtype.kind not in "iu":
-        raise DispatchError(f"cannot index with a list/array of {host.dtype}", fix=_BAD)
+        raise ArgumentTypeError(f"cannot index with a list/array of {host.dtype}", fix=_BAD)
     return "host", host
 
 
@@ -95,7 +102,7 @@ def _entry(k: Any, device: Backend) -> tuple[str, Any]:
     try:
         return "int", operator.index(k)
     except TypeError:
-        raise DispatchError(f"cannot index with {type(k).__name__}", fix=_BAD) from None
+        raise ArgumentTypeError(f"cannot index with {type(k).__name__}", fix=_BAD) from None
 
 
 def parse(x: Array, key: Any) -> Parsed:
@@ -103,11 +110,11 @@ def parse(x: Array, key: Any) -> Parsed:
     items = key if isinstance(key, tuple) else (key,)
     entries = [_entry(k, x.device) for k in items]
     if sum(1 for kind, _ in entries if kind == "ell") > 1:
-        raise DispatchError("an index can only have a single ellipsis ('...')", fix="keep one '...'")
+        raise InvalidArgumentError("an index can only have a single ellipsis ('...')", fix="keep one '...'")
     used = sum(v.ndim if kind == "mask" else (0 if kind in ("new", "ell") else 1) for kind, v in entries)
     if used > x.ndim:
-        raise DispatchError(f"too many indices: {used} for an array of {x.ndim} dimension(s)",
-                            fix="index at most x.ndim axes")
+        raise IndexOutOfRangeError(f"too many indices: {used} for an array of {x.ndim} dimension(s)",
+                                   fix="index at most x.ndim axes")
     fill = [("slice", slice(None))] * (x.ndim - used)
     k_ell = next((j for j, (kind, _) in enumerate(entries) if kind == "ell"), len(entries))
     entries = entries[:k_ell] + fill + entries[k_ell + 1:]
@@ -121,12 +128,12 @@ def parse(x: Array, key: Any) -> Parsed:
         if kind == "mask":
             host = np.asarray(v) if isinstance(v, Array) else v
             if tuple(host.shape) != x.shape[ax: ax + host.ndim]:
-                raise DispatchError(f"boolean index of shape {list(host.shape)} does not match the indexed "
-                                    f"dimensions {list(x.shape[ax: ax + host.ndim])}",
-                                    fix="use a mask of exactly the shape of the axes it indexes")
+                raise InvalidArgumentError(f"boolean index of shape {list(host.shape)} does not match the indexed "
+                                           f"dimensions {list(x.shape[ax: ax + host.ndim])}",
+                                           fix="use a mask of exactly the shape of the axes it indexes")
             if host.size > np.iinfo(np.int32).max:
-                raise DispatchError(f"a boolean mask of {host.size} elements is over the int32 index range",
-                                    fix="index fewer elements at a time")
+                raise InvalidArgumentError(f"a boolean mask of {host.size} elements is over the int32 index range",
+                                           fix="index fewer elements at a time")
             expanded.append(("arr", asarray(np.flatnonzero(host).astype(np.int32), device=x.device)))
             base.append(int(host.size))
             ax += host.ndim
@@ -134,8 +141,8 @@ def parse(x: Array, key: Any) -> Parsed:
         if kind == "host":
             n = x.shape[ax]
             if v.size and (v.min() < -n or v.max() >= n):
-                raise DispatchError(f"index {int(v.max()) if v.max() >= n else int(v.min())} is out of bounds "
-                                    f"for axis {ax} of size {n}", fix=f"use indices in [{-n}, {n - 1}]")
+                raise IndexOutOfRangeError(f"index {int(v.max()) if v.max() >= n else int(v.min())} is out of bounds "
+                                           f"for axis {ax} of size {n}", fix=f"use indices in [{-n}, {n - 1}]")
             kind, v = "arr", asarray(v.astype(np.int32), device=x.device)
         expanded.append((kind, v))
         if kind != "new":
@@ -153,8 +160,8 @@ def parse(x: Array, key: Any) -> Parsed:
         n = base[ax]
         if kind == "int":
             if not -n <= v < n:
-                raise DispatchError(f"index {v} is out of bounds for axis {ax} of size {n}",
-                                    fix=f"use an index in [{-n}, {n - 1}]")
+                raise IndexOutOfRangeError(f"index {v} is out of bounds for axis {ax} of size {n}",
+                                           fix=f"use an index in [{-n}, {n - 1}]")
             p.start[ax] = v % n
             if has_arrays:
                 adv_pos.append(pos)
@@ -164,14 +171,16 @@ def parse(x: Array, key: Any) -> Parsed:
             try:
                 lo, hi, step = v.indices(n)
             except (ValueError, TypeError) as exc:
-                raise DispatchError(f"bad slice {v!r}: {exc}", fix="use int bounds and a non-zero step") from None
+                bad = ArgumentTypeError if isinstance(exc, TypeError) else InvalidArgumentError
+                raise bad(f"bad slice {v!r}: {exc}", fix="use int bounds and a non-zero step") from None
             length = len(range(lo, hi, step))
             p.start[ax] = lo if length else 0
             p.dims.append((ax, step))
             p.shape.append(length)
         else:  # an integer array: the view keeps the whole axis, the gather picks from it
             if n == 0 and v.size:
-                raise DispatchError(f"cannot take elements of axis {ax}: it has size 0", fix="index a non-empty axis")
+                raise IndexOutOfRangeError(f"cannot take elements of axis {ax}: it has size 0",
+                                           fix="index a non-empty axis")
             if not adv_pos:
                 p.at = len(p.dims)
             adv_pos.append(pos)
@@ -228,11 +237,11 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     _check_index_array(x, indices, "take")
     if axis is None:
         if x.ndim != 1:
-            raise DispatchError(f"take: axis is required for a {x.ndim}-D array", fix="pass axis=...")
+            raise InvalidArgumentError(f"take: axis is required for a {x.ndim}-D array", fix="pass axis=...")
         axis = 0
     ax = normalize_axis(axis, x.ndim, "take")
     if x.shape[ax] == 0 and indices.size:
-        raise DispatchError(f"take: axis {ax} has size 0", fix="take from a non-empty axis")
+        raise IndexOutOfRangeError(f"take: axis {ax} has size 0", fix="take from a non-empty axis")
     out = x.shape[:ax] + indices.shape + x.shape[ax + 1:]
     spec = [("out", k) for k in range(ax)] + [("idx", 0)] + \
            [("out", k + indices.ndim - 1) for k in range(ax + 1, x.ndim)]
@@ -244,20 +253,20 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     one kernel, materialised. Negative indices count from the end; out-of-range ones are clamped."""
     _check_index_array(x, indices, "take_along_axis")
     if indices.ndim != x.ndim:
-        raise DispatchError(f"take_along_axis: indices have {indices.ndim} dimension(s), x has {x.ndim}",
-                            fix="give indices as many dimensions as x (size 1 broadcasts)")
+        raise InvalidArgumentError(f"take_along_axis: indices have {indices.ndim} dimension(s), x has {x.ndim}",
+                                   fix="give indices as many dimensions as x (size 1 broadcasts)")
     ax = normalize_axis(axis, x.ndim, "take_along_axis")
     other = broadcast_together(x.shape[:ax] + x.shape[ax + 1:], indices.shape[:ax] + indices.shape[ax + 1:])
     out = other[:ax] + (indices.shape[ax],) + other[ax:]
     if x.shape[ax] == 0 and 0 not in out:
-        raise DispatchError(f"take_along_axis: axis {ax} has size 0", fix="take from a non-empty axis")
+        raise IndexOutOfRangeError(f"take_along_axis: axis {ax} has size 0", fix="take from a non-empty axis")
     spec = [("idx", 0) if k == ax else ("out", k) for k in range(x.ndim)]
     return gather(x, out, spec, [broadcast_to(indices, out)])
 
 
 def _check_index_array(x: Any, indices: Any, what: str) -> None:
     if not isinstance(x, Array) or not isinstance(indices, Array):
-        raise DispatchError(f"{what}: x and indices must be vyre arrays", fix="convert with asarray first")
+        raise ArgumentTypeError(f"{what}: x and indices must be vyre arrays", fix="convert with asarray first")
     if indices.dtype.kind not in "iu":
         raise UnsupportedDTypeError(f"{what}: indices must be integers, not {indices.dtype}", fix="astype(int32)")
     if indices.device is not x.device:
@@ -274,16 +283,16 @@ def _value_node(x: Array, value: Any, shape: tuple[int, ...]) -> Node:
         D.check_scalar(value, x.dtype, "setitem")
         return Scalar(value, x.dtype)
     if not isinstance(value, Array):
-        raise DispatchError(f"setitem: cannot assign a {type(value).__name__}",
-                            fix="assign a vyre array or a Python scalar (asarray converts)")
+        raise ArgumentTypeError(f"setitem: cannot assign a {type(value).__name__}",
+                                fix="assign a vyre array or a Python scalar (asarray converts)")
     if value.device is not x.device:
         raise DeviceMismatchError("setitem: value on another backend", fix="move it with value.to_device(x.device)")
     if value.dtype != x.dtype and not D.can_cast(value.dtype, x.dtype):
         raise UnsupportedDTypeError(f"setitem: cannot store {value.dtype} values in a {x.dtype} array",
                                     fix=f"convert the value first (value.astype({x.dtype}))")
     if broadcast_together(value.shape, shape) != shape:
-        raise DispatchError(f"setitem: a value of shape {list(value.shape)} does not broadcast to the indexed "
-                            f"shape {list(shape)}", fix="give a value broadcastable to x[key].shape")
+        raise InvalidArgumentError(f"setitem: a value of shape {list(value.shape)} does not broadcast to the indexed "
+                                   f"shape {list(shape)}", fix="give a value broadcastable to x[key].shape")
     if n_buffers(value._node()) > MAX_STORAGE - 2:  # the scatter also binds its offset and x
         value = materialised(value)
     node = value._node()
@@ -351,11 +360,12 @@ def _mask_assign(x: Array, key: Any, value: Any) -> None:
     items = key if isinstance(key, tuple) else (key,)
     mask = items[0] if isinstance(items[0], Array) else asarray(items[0], device=x.device)
     if mask.shape != x.shape[:mask.ndim]:
-        raise DispatchError(f"setitem: boolean index of shape {list(mask.shape)} does not match the indexed "
-                            f"dimensions {list(x.shape[:mask.ndim])}", fix="use a mask of the leading axes' shape")
+        raise InvalidArgumentError(f"setitem: boolean index of shape {list(mask.shape)} does not match the indexed "
+                                   f"dimensions {list(x.shape[:mask.ndim])}",
+                                   fix="use a mask of the leading axes' shape")
     if isinstance(value, Array) and value.ndim != 0:
-        raise DispatchError("setitem: a boolean mask takes a scalar or 0-d array value",
-                            fix="use where(mask, values, x) for array values")
+        raise InvalidArgumentError("setitem: a boolean mask takes a scalar or 0-d array value",
+                                   fix="use where(mask, values, x) for array values")
     _value_node(x, value, ())  # the dtype checks
     if isinstance(value, Array) and value.dtype != x.dtype:
         value = value.astype(x.dtype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DispatchError
+from ..errors import InvalidArgumentError
 from . import _dtypes as D
 from ._device import current_backend, default_backend
 
@@ -62,7 +62,7 @@ class Info:
             kinds = kind if isinstance(kind, tuple) else (kind,)
             for k in kinds:
                 if k not in _KINDS:
-                    raise DispatchError(f"dtypes: unknown kind {k!r}", fix=f"use one of {sorted(_KINDS)}")
+                    raise InvalidArgumentError(f"dtypes: unknown kind {k!r}", fix=f"use one of {sorted(_KINDS)}")
             names = tuple(n for n in _ALL if any(n in _KINDS[k] for k in kinds))
         if "float16" in names and not _has_f16(dev):
             names = tuple(n for n in names if n != "float16")

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..backends.host import storage_nbytes
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
 from ._device import check_dtype_on, current_backend
@@ -37,8 +37,8 @@ def _wgpu_backend(device: Backend, what: str) -> Any:
     from ..backends.wgpu.backend import WgpuBackend  # why: imports wgpu; loaded on first use
 
     if not isinstance(device, WgpuBackend):
-        raise DispatchError(f"{what}: the array lives on {device!r}, which has no wgpu buffers",
-                            fix="create the array on a vyre.WgpuBackend (vyre.use(backend) or device=backend)")
+        raise ArgumentTypeError(f"{what}: the array lives on {device!r}, which has no wgpu buffers",
+                                fix="create the array on a vyre.WgpuBackend (vyre.use(backend) or device=backend)")
     return device
 
 
@@ -46,8 +46,8 @@ def wgpu_buffer(x: Array, /) -> Any:
     """The ``wgpu.GPUBuffer`` holding ``x`` (a pending expression is evaluated first). See the module
     docstring for its usage flags, layout and lifetime."""
     if not isinstance(x, Array):
-        raise DispatchError(f"wgpu_buffer takes a vyre array, got {type(x).__name__}",
-                            fix="pass an array made by vyre.array (asarray, zeros, ...)")
+        raise ArgumentTypeError(f"wgpu_buffer takes a vyre array, got {type(x).__name__}",
+                                fix="pass an array made by vyre.array (asarray, zeros, ...)")
     backend = _wgpu_backend(x.device, "wgpu_buffer")
     from ..backends.wgpu.interop import buffer_of  # why: imports wgpu; loaded on first use
     return buffer_of(backend, x.handle)
@@ -61,7 +61,7 @@ def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, 
     backend = _wgpu_backend(current_backend(device), "from_wgpu_buffer")
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
-        raise DispatchError(f"from_wgpu_buffer: bad shape {shape!r}", fix="give non-negative ints")
+        raise InvalidArgumentError(f"from_wgpu_buffer: bad shape {shape!r}", fix="give non-negative ints")
     check_dtype_on(backend, dt)
     out = Array(dims, dt, backend)
     n = math.prod(dims)

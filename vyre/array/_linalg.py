@@ -32,7 +32,7 @@ import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DispatchError, UnsupportedFeatureError
+from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError, UnsupportedFeatureError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import eye, zeros
@@ -62,13 +62,13 @@ def _operands(what: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     """The common device and the promoted (numeric) dtype; typed errors before any GPU work."""
     for label, x in (("x1", x1), ("x2", x2)):
         if not isinstance(x, Array):
-            raise DispatchError(f"{what}: {label} must be a vyre array, got {type(x).__name__}",
-                                fix="convert it first: vyre.array.asarray(value)")
+            raise ArgumentTypeError(f"{what}: {label} must be a vyre array, got {type(x).__name__}",
+                                    fix="convert it first: vyre.array.asarray(value)")
     dev = same_device([x1, x2], what)
     dt = D.promote(x1.dtype, x2.dtype)
     if dt == D.bool:
-        raise DispatchError(f"{what}: needs numeric arrays (got {x1.dtype} and {x2.dtype})",
-                            fix="convert with astype(x, int32) or astype(x, float32)")
+        raise ArgumentTypeError(f"{what}: needs numeric arrays (got {x1.dtype} and {x2.dtype})",
+                                fix="convert with astype(x, int32) or astype(x, float32)")
     return dev, dt
 
 
@@ -103,8 +103,8 @@ def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int,
     b = _source(b) if fold or math.prod(b.shape) == nb * k * n else broadcast_to(b, (*batch, k, n))
     for label, count in (("x1", nb * m * k), ("x2", (1 if fold else nb) * k * n), ("result", nb * m * n)):
         if count > _MAX_U32:
-            raise DispatchError(f"matmul: the {label} has {count} elements, over the 2**32-1 vyre indexes",
-                                fix="split the product into smaller ones")
+            raise InvalidArgumentError(f"matmul: the {label} has {count} elements, over the 2**32-1 vyre indexes",
+                                       fix="split the product into smaller ones")
     out = Array(shape, dt, dev)
     p = plan([x for x in (a, b) if x.is_lazy], dev)
     handles = [a._allocate(), b._allocate(), out._allocate(zeroed=False)]  # both kernels write every element
@@ -124,14 +124,14 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     (x2) and that dimension is removed from the result; stacks broadcast their batch dimensions)."""
     dev, dt = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
-        raise DispatchError("matmul: operands must have at least one dimension",
-                            fix="use multiply (or *) for scalars")
+        raise InvalidArgumentError("matmul: operands must have at least one dimension",
+                                   fix="use multiply (or *) for scalars")
     a = x1 if x1.ndim > 1 else reshape(x1, (1, x1.shape[0]))
     b = x2 if x2.ndim > 1 else reshape(x2, (x2.shape[0], 1))
     (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
     if k != k2:
-        raise DispatchError(f"matmul: shapes {list(x1.shape)} and {list(x2.shape)} do not line up "
-                            f"({k} != {k2})", fix="x1.shape[-1] must equal x2.shape[-2] (x2.shape[0] when 1-D)")
+        raise InvalidArgumentError(f"matmul: shapes {list(x1.shape)} and {list(x2.shape)} do not line up "
+                                   f"({k} != {k2})", fix="x1.shape[-1] must equal x2.shape[-2] (x2.shape[0] when 1-D)")
     batch = broadcast_together(a.shape[:-2], b.shape[:-2])
     out = _product(a, b, batch, m, k, n, dt, dev)
     final = (*batch, *((m,) if x1.ndim > 1 else ()), *((n,) if x2.ndim > 1 else ()))
@@ -141,8 +141,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 def matrix_transpose(x: Array, /) -> Array:
     """``x`` with its last two axes swapped (a lazy view; ``x.mT``)."""
     if not isinstance(x, Array):
-        raise DispatchError(f"matrix_transpose: expected a vyre array, got {type(x).__name__}",
-                            fix="convert it first: vyre.array.asarray(value)")
+        raise ArgumentTypeError(f"matrix_transpose: expected a vyre array, got {type(x).__name__}",
+                                fix="convert it first: vyre.array.asarray(value)")
     return x.mT
 
 
@@ -152,19 +152,19 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     conjugation); integers too (exact, wrapping), float16 summed in float32."""
     dev, dt = _operands("vecdot", x1, x2)
     if isinstance(axis, bool) or not isinstance(axis, int):
-        raise DispatchError(f"vecdot: axis must be an int, got {axis!r}", fix="e.g. axis=-1")
+        raise ArgumentTypeError(f"vecdot: axis must be an int, got {axis!r}", fix="e.g. axis=-1")
     nd, low = max(x1.ndim, x2.ndim), min(x1.ndim, x2.ndim)
     # the standard counts the axis from the end of each array; a non-negative one is accepted only when
     # both arrays have the same rank (then it means the same axis of both)
     neg = axis if axis < 0 else (axis - nd if x1.ndim == x2.ndim else 0)
     if low == 0 or not -low <= neg <= -1:
-        raise DispatchError(f"vecdot: axis {axis} is out of range for {x1.ndim}-d and {x2.ndim}-d operands",
-                            fix=f"use an axis in [-{max(low, 1)}, -1] (counted from the last axis)")
+        raise AxisError(f"vecdot: axis {axis} is out of range for {x1.ndim}-d and {x2.ndim}-d operands",
+                        fix=f"use an axis in [-{max(low, 1)}, -1] (counted from the last axis)")
     ax = nd + neg
     s1, s2 = (1,) * (nd - x1.ndim) + x1.shape, (1,) * (nd - x2.ndim) + x2.shape
     if s1[ax] != s2[ax]:
-        raise DispatchError(f"vecdot: sizes {s1[ax]} and {s2[ax]} along axis {axis} differ",
-                            fix="the contracted axis must have the same size in both arrays")
+        raise InvalidArgumentError(f"vecdot: sizes {s1[ax]} and {s2[ax]} along axis {axis} differ",
+                                   fix="the contracted axis must have the same size in both arrays")
     shape = broadcast_together(s1, s2)
     k = shape[ax]
     res_shape = shape[:ax] + shape[ax + 1:]
@@ -186,19 +186,19 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 def _axes_pair(x1: Array, x2: Array, axes: Any) -> tuple[list[int], list[int]]:
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > min(x1.ndim, x2.ndim):
-            raise DispatchError(f"tensordot: axes={axes} is out of range for {x1.ndim}-d and {x2.ndim}-d arrays",
-                                fix=f"use 0 .. {min(x1.ndim, x2.ndim)}")
+            raise InvalidArgumentError(f"tensordot: axes={axes} is out of range for {x1.ndim}-d and {x2.ndim}-d arrays",
+                                       fix=f"use 0 .. {min(x1.ndim, x2.ndim)}")
         return list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
     ok = isinstance(axes, Sequence) and len(axes) == 2 and all(
         isinstance(s, Sequence) and all(isinstance(v, int) and not isinstance(v, bool) for v in s) for s in axes)
     if not ok or len(axes[0]) != len(axes[1]):
-        raise DispatchError(f"tensordot: axes must be an int or two sequences of ints of one length, got {axes!r}",
-                            fix="e.g. axes=2 or axes=((1, 2), (0, 1))")
+        raise ArgumentTypeError(f"tensordot: axes must be an int or two sequences of ints of one length, got {axes!r}",
+                                fix="e.g. axes=2 or axes=((1, 2), (0, 1))")
     out = []
     for x, s in ((x1, axes[0]), (x2, axes[1])):
         if any(not -x.ndim <= v < x.ndim for v in s) or len({v % x.ndim for v in s}) != len(s):
-            raise DispatchError(f"tensordot: axes {list(s)} are out of range or repeated for a {x.ndim}-d array",
-                                fix="give distinct axes of the array")
+            raise AxisError(f"tensordot: axes {list(s)} are out of range or repeated for a {x.ndim}-d array",
+                            fix="give distinct axes of the array")
         out.append([v % x.ndim for v in s])
     return out[0], out[1]
 
@@ -210,8 +210,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     a1, a2 = _axes_pair(x1, x2, axes)
     for i, j in zip(a1, a2):
         if x1.shape[i] != x2.shape[j]:
-            raise DispatchError(f"tensordot: axis {i} of x1 ({x1.shape[i]}) and axis {j} of x2 ({x2.shape[j]}) "
-                                "differ", fix="contracted axes must have equal sizes")
+            raise InvalidArgumentError(f"tensordot: axis {i} of x1 ({x1.shape[i]}) and axis {j} of x2 ({x2.shape[j]}) "
+                                       "differ", fix="contracted axes must have equal sizes")
     f1 = [i for i in range(x1.ndim) if i not in a1]
     f2 = [j for j in range(x2.ndim) if j not in a2]
     m = math.prod(x1.shape[i] for i in f1)
@@ -226,18 +226,18 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
 
 def _check(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array.asarray first")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
     return x
 
 
 def _int(v: Any, what: str) -> int:
     if isinstance(v, builtins.bool):
-        raise DispatchError(f"{what} must be an int, got {v!r}", fix="pass an int")
+        raise ArgumentTypeError(f"{what} must be an int, got {v!r}", fix="pass an int")
     try:
         return operator.index(v)
     except TypeError:
-        raise DispatchError(f"{what} must be an int, got {v!r}", fix="pass an int") from None
+        raise ArgumentTypeError(f"{what} must be an int, got {v!r}", fix="pass an int") from None
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
@@ -246,8 +246,8 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     x = _check(x, "diagonal")
     off = _int(offset, "diagonal: offset")
     if x.ndim < 2:
-        raise DispatchError(f"diagonal: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
-                            fix="reshape it to (..., M, N)")
+        raise InvalidArgumentError(f"diagonal: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
+                                   fix="reshape it to (..., M, N)")
     m, n = x.shape[-2:]
     k = builtins.max(0, builtins.min(m, n - off) if off >= 0 else builtins.min(m + off, n))
     shape = (*x.shape[:-2], k)
@@ -269,10 +269,10 @@ def outer(x1: Array, x2: Array, /) -> Array:
     a, b = _check(x1, "outer"), _check(x2, "outer")
     same_device([a, b], "outer")
     if a.ndim != 1 or b.ndim != 1:
-        raise DispatchError(f"outer: needs 1-D arrays, got shapes {list(a.shape)} and {list(b.shape)}",
-                            fix="reshape both to 1-D")
+        raise InvalidArgumentError(f"outer: needs 1-D arrays, got shapes {list(a.shape)} and {list(b.shape)}",
+                                   fix="reshape both to 1-D")
     if D.promote(a.dtype, b.dtype) == D.bool:
-        raise DispatchError("outer: needs numeric arrays", fix="convert with astype first")
+        raise ArgumentTypeError("outer: needs numeric arrays", fix="convert with astype first")
     return reshape(a, (a.shape[0], 1)) * reshape(b, (1, b.shape[0]))
 
 
@@ -281,15 +281,15 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     a, b = _check(x1, "cross"), _check(x2, "cross")
     same_device([a, b], "cross")
     if D.promote(a.dtype, b.dtype) == D.bool:
-        raise DispatchError("cross: needs numeric arrays", fix="convert with astype first")
+        raise ArgumentTypeError("cross: needs numeric arrays", fix="convert with astype first")
     ax = _int(axis, "cross: axis")
     low = builtins.min(a.ndim, b.ndim)
     if low == 0 or not -low <= ax <= -1:
-        raise DispatchError(f"cross: axis {axis} is out of range for {a.ndim}-d and {b.ndim}-d arrays",
-                            fix=f"use an axis in [-{builtins.max(low, 1)}, -1] (counted from the last axis)")
+        raise AxisError(f"cross: axis {axis} is out of range for {a.ndim}-d and {b.ndim}-d arrays",
+                        fix=f"use an axis in [-{builtins.max(low, 1)}, -1] (counted from the last axis)")
     if a.shape[ax] != 3 or b.shape[ax] != 3:
-        raise DispatchError(f"cross: axis {axis} must have size 3 in both arrays, got {a.shape[ax]} and "
-                            f"{b.shape[ax]}", fix="pass arrays of 3-vectors")
+        raise InvalidArgumentError(f"cross: axis {axis} must have size 3 in both arrays, got {a.shape[ax]} and "
+                                   f"{b.shape[ax]}", fix="pass arrays of 3-vectors")
     broadcast_together(a.shape, b.shape)
     tail = (slice(None),) * (-ax - 1)
     u = [a[(..., k, *tail)] for k in range(3)]
@@ -323,7 +323,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     float16 results are rounded once at the end; integers give float32."""
     x = _float(_check(x, "vector_norm"))
     if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
-        raise DispatchError(f"vector_norm: ord must be a number, got {ord!r}", fix="e.g. ord=2 or ord=math.inf")
+        raise ArgumentTypeError(f"vector_norm: ord must be a number, got {ord!r}", fix="e.g. ord=2 or ord=math.inf")
     out = x.dtype
     wide = D.astype(x, D.float32) if out == D.float16 else x  # lazy: fused into the reduction
     if ord == math.inf:
@@ -351,8 +351,8 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
     |x|), inf / -inf (max / min row sum). 2, -2 and 'nuc' need singular values: UnsupportedFeatureError."""
     x = _float(_check(x, "matrix_norm"))
     if x.ndim < 2:
-        raise DispatchError(f"matrix_norm: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
-                            fix="reshape it to (..., M, N)")
+        raise InvalidArgumentError(f"matrix_norm: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
+                                   fix="reshape it to (..., M, N)")
     if ord in (2, -2, "nuc"):
         raise UnsupportedFeatureError(f"matrix_norm: ord={ord!r} needs singular values (an SVD), which "
                                       "vyre.array does not compute", fix="use ord='fro', 1, -1, inf or -inf")
@@ -362,7 +362,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
         return _back(sqrt(_sum(wide * wide, axis=(-2, -1), keepdims=keepdims)), out)
     pairs = {1: (-2, _largest), -1: (-2, _min), math.inf: (-1, _largest), -math.inf: (-1, _min)}
     if isinstance(ord, builtins.bool) or ord not in pairs:
-        raise DispatchError(f"matrix_norm: unknown ord {ord!r}", fix="use 'fro', 1, -1, inf or -inf")
+        raise InvalidArgumentError(f"matrix_norm: unknown ord {ord!r}", fix="use 'fro', 1, -1, inf or -inf")
     inner, pick = pairs[ord]
     sums = _sum(_abs(wide), axis=inner, keepdims=True)  # column sums (1, -1) or row sums (inf, -inf)
     r = pick(sums, axis=-1 if inner == -2 else -2, keepdims=True)
@@ -377,13 +377,13 @@ def matrix_power(x: Array, n: int, /) -> Array:
     x = _check(x, "matrix_power")
     k = _int(n, "matrix_power: n")
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise DispatchError(f"matrix_power: needs square matrices (..., M, M), got shape {list(x.shape)}",
-                            fix="pass a stack of square matrices")
+        raise InvalidArgumentError(f"matrix_power: needs square matrices (..., M, M), got shape {list(x.shape)}",
+                                   fix="pass a stack of square matrices")
     if k < 0:
         raise UnsupportedFeatureError("matrix_power: a negative power needs a matrix inverse, which vyre.array "
                                       "does not compute", fix="pass n >= 0")
     if x.dtype == D.bool:
-        raise DispatchError("matrix_power: needs a numeric array", fix="convert with astype first")
+        raise ArgumentTypeError("matrix_power: needs a numeric array", fix="convert with astype first")
     if k == 0:
         return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape)
     result: Array | None = None

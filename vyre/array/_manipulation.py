@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import asarray
@@ -37,8 +37,8 @@ from ._views import (
 
 def _check(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array.asarray first")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
     return x
 
 
@@ -68,8 +68,8 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     axes = set(normalize_axes(axis, x.ndim, "squeeze"))
     for a in sorted(axes):
         if x.shape[a] != 1:
-            raise DispatchError(f"squeeze: axis {a} has size {x.shape[a]}, not 1",
-                                fix="squeeze only axes of size 1 (see x.shape)")
+            raise InvalidArgumentError(f"squeeze: axis {a} has size {x.shape[a]}, not 1",
+                                       fix="squeeze only axes of size 1 (see x.shape)")
     keep = [k for k in range(x.ndim) if k not in axes]
     return axis_view(x, [x.shape[k] for k in keep], (0,) * x.ndim, [(k, 1) for k in keep])
 
@@ -89,8 +89,8 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     src = normalize_axes(source, x.ndim, "moveaxis")
     dst = normalize_axes(destination, x.ndim, "moveaxis")
     if len(src) != len(dst):
-        raise DispatchError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations",
-                            fix="pass as many destinations as sources")
+        raise InvalidArgumentError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations",
+                                   fix="pass as many destinations as sources")
     order = [k for k in range(x.ndim) if k not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -101,7 +101,8 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """The slices of ``x`` along ``axis``, as a tuple of lazy views."""
     _check(x, "unstack")
     if x.ndim == 0:
-        raise DispatchError("unstack: a 0-d array has no axis to split", fix="pass an array of at least 1 dimension")
+        raise InvalidArgumentError("unstack: a 0-d array has no axis to split",
+                                   fix="pass an array of at least 1 dimension")
     a = normalize_axis(axis, x.ndim, "unstack")
     keep = [k for k in range(x.ndim) if k != a]
     shape = [x.shape[k] for k in keep]
@@ -126,14 +127,15 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ..
     _check(x, "roll")
     if axis is None:
         if isinstance(shift, tuple):
-            raise DispatchError("roll: a tuple shift needs a tuple axis", fix="pass axis=(...) of the same length")
+            raise InvalidArgumentError("roll: a tuple shift needs a tuple axis",
+                                       fix="pass axis=(...) of the same length")
         flat = reshape(x, (-1,))
         return reshape(roll(flat, shift, axis=0), x.shape)
     shifts = shift if isinstance(shift, tuple) else (shift,)
     axes = axis if isinstance(axis, tuple) else (axis,)
     if len(shifts) != len(axes):
-        raise DispatchError(f"roll: {len(shifts)} shift(s) for {len(axes)} axis/axes",
-                            fix="pass one shift per axis (an int shift with an int axis)")
+        raise InvalidArgumentError(f"roll: {len(shifts)} shift(s) for {len(axes)} axis/axes",
+                                   fix="pass one shift per axis (an int shift with an int axis)")
     add = [0] * x.ndim
     for s, a in zip(shifts, axes):
         k = normalize_axis(a, x.ndim, "roll")
@@ -147,10 +149,10 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     as 1); a lazy view."""
     _check(x, "tile")
     if not isinstance(repetitions, (tuple, list)):
-        raise DispatchError("tile: repetitions must be a tuple of ints", fix="e.g. tile(x, (2, 3))")
+        raise ArgumentTypeError("tile: repetitions must be a tuple of ints", fix="e.g. tile(x, (2, 3))")
     reps = [axis_index(r, "tile repetitions") for r in repetitions]
     if any(r < 0 for r in reps):
-        raise DispatchError(f"tile: negative repetitions {reps}", fix="pass repetitions >= 0")
+        raise InvalidArgumentError(f"tile: negative repetitions {reps}", fix="pass repetitions >= 0")
     nd = max(len(reps), x.ndim)
     reps = [1] * (nd - len(reps)) + reps
     if x.ndim < nd:
@@ -177,17 +179,17 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
                                         fix="astype(int32)")
         counts = np.asarray(repeats).reshape(-1)
         if repeats.ndim > 1 or counts.size not in (1, n):
-            raise DispatchError(f"repeat: repeats of shape {list(repeats.shape)} for an axis of {n}",
-                                fix=f"pass an int, or a 1-D array of length 1 or {n}")
+            raise InvalidArgumentError(f"repeat: repeats of shape {list(repeats.shape)} for an axis of {n}",
+                                       fix=f"pass an int, or a 1-D array of length 1 or {n}")
         if counts.size == 1:
             return repeat(x, int(counts[0]), axis=ax)
         if (counts < 0).any():
-            raise DispatchError("repeat: negative repeats", fix="pass counts >= 0")
+            raise InvalidArgumentError("repeat: negative repeats", fix="pass counts >= 0")
         idx = np.repeat(np.arange(n, dtype=np.int32), counts.astype(np.int64))
         return take(x, asarray(idx, device=x.device), axis=ax)
     r = axis_index(repeats, "repeat")
     if r < 0:
-        raise DispatchError(f"repeat: negative repeats {r}", fix="pass repeats >= 0")
+        raise InvalidArgumentError(f"repeat: negative repeats {r}", fix="pass repeats >= 0")
     shape = x.shape[:ax] + (n * r,) + x.shape[ax + 1:]
     if 0 in shape:
         return _empty(x, shape)
@@ -204,19 +206,19 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
     """The arrays joined along ``axis`` (flattened first when None), in the promoted dtype: one kernel
     (pending inputs fused in), a materialised result."""
     if not isinstance(arrays, (tuple, list)):
-        raise DispatchError("concat: arrays must be a tuple or list of arrays", fix="e.g. concat((a, b))")
+        raise ArgumentTypeError("concat: arrays must be a tuple or list of arrays", fix="e.g. concat((a, b))")
     return _concat(list(arrays), axis, "concat")
 
 
 def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
     """The arrays (all of one shape) joined along a new axis ``axis``: one kernel, materialised."""
     if not isinstance(arrays, (tuple, list)) or not arrays:
-        raise DispatchError("stack: arrays must be a non-empty tuple or list of arrays", fix="e.g. stack((a, b))")
+        raise ArgumentTypeError("stack: arrays must be a non-empty tuple or list of arrays", fix="e.g. stack((a, b))")
     for a in arrays:
         _check(a, "stack")
     if any(a.shape != arrays[0].shape for a in arrays):
-        raise DispatchError(f"stack: shapes {[list(a.shape) for a in arrays]} differ",
-                            fix="stack arrays of one shape (see broadcast_arrays)")
+        raise InvalidArgumentError(f"stack: shapes {[list(a.shape) for a in arrays]} differ",
+                                   fix="stack arrays of one shape (see broadcast_arrays)")
     ax = normalize_axis(axis, arrays[0].ndim + 1, "stack")
     return _concat([expand_dims(a, axis=ax) for a in arrays], ax, "stack")
 
@@ -224,11 +226,11 @@ def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
 def _concat(arrays: Sequence[Array], axis: int | None, what: str) -> Array:
     """``concat`` of validated arrays (same device; shapes checked here)."""
     if not arrays:
-        raise DispatchError(f"{what}: needs at least one array", fix="pass a non-empty tuple of arrays")
+        raise InvalidArgumentError(f"{what}: needs at least one array", fix="pass a non-empty tuple of arrays")
     for a in arrays:
         if not isinstance(a, Array):
-            raise DispatchError(f"{what}: expected vyre arrays, got {type(a).__name__}",
-                                fix="convert with asarray first")
+            raise ArgumentTypeError(f"{what}: expected vyre arrays, got {type(a).__name__}",
+                                    fix="convert with asarray first")
     dev = same_device(list(arrays), what)
     dt = D.result_type(*[a.dtype for a in arrays])
     pieces = [D.astype(a, dt, copy=False) for a in arrays]
@@ -237,12 +239,12 @@ def _concat(arrays: Sequence[Array], axis: int | None, what: str) -> Array:
     else:
         nd = pieces[0].ndim
         if nd == 0:
-            raise DispatchError(f"{what}: cannot join 0-d arrays along an axis", fix="use stack, or axis=None")
+            raise InvalidArgumentError(f"{what}: cannot join 0-d arrays along an axis", fix="use stack, or axis=None")
         ax = normalize_axis(axis, nd, what)
         for a in pieces:
             if a.ndim != nd or a.shape[:ax] + a.shape[ax + 1:] != pieces[0].shape[:ax] + pieces[0].shape[ax + 1:]:
-                raise DispatchError(f"{what}: shapes {[list(p.shape) for p in pieces]} differ outside axis {ax}",
-                                    fix="every array needs the same shape except along the joined axis")
+                raise InvalidArgumentError(f"{what}: shapes {[list(p.shape) for p in pieces]} differ outside axis {ax}",
+                                           fix="every array needs the same shape except along the joined axis")
     shape0 = pieces[0].shape
     shape = shape0[:ax] + (sum(a.shape[ax] for a in pieces),) + shape0[ax + 1:]
     out = Array(shape, dt, dev)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import InvalidArgumentError
 from . import _elementwise as E
 from ._array import Array
 from ._creation import asarray
@@ -54,14 +54,14 @@ _UNARY: dict[str, Callable[[Array], Array]] = {
 def _mT(x: Array) -> Array:  # noqa: N802 - the standard's name
     """The last two axes swapped (a lazy view)."""
     if x.ndim < 2:
-        raise DispatchError("mT needs an array of at least 2 dimensions", fix="use expand_dims first")
+        raise InvalidArgumentError("mT needs an array of at least 2 dimensions", fix="use expand_dims first")
     return permute_dims(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
 def _T(x: Array) -> Array:  # noqa: N802
     """The transpose of a 2-D array (a lazy view)."""
     if x.ndim != 2:
-        raise DispatchError("T is for 2-D arrays (the standard)", fix="use permute_dims or mT")
+        raise InvalidArgumentError("T is for 2-D arrays (the standard)", fix="use permute_dims or mT")
     return permute_dims(x, (1, 0))
 
 

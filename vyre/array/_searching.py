@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError, UnsupportedDTypeError
 from ..ops.scan import _tiles
 from . import _dtypes as D
 from ._array import Array
@@ -43,17 +43,17 @@ MAX_FUSED = 5  # leaves + parameter buffer of a fused input in a kernel with thr
 
 def check_array(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array_api.asarray")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array_api.asarray")
     return x
 
 
 def axis_of(axis: Any, ndim: int, what: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise DispatchError(f"{what}: axis must be an int, got {axis!r}", fix="pass one integer axis")
+        raise ArgumentTypeError(f"{what}: axis must be an int, got {axis!r}", fix="pass one integer axis")
     if not -ndim <= int(axis) < ndim:
-        raise DispatchError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)",
-                            fix=f"pass an axis in [-{ndim}, {ndim})")
+        raise AxisError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)",
+                        fix=f"pass an axis in [-{ndim}, {ndim})")
     return int(axis) % ndim
 
 
@@ -94,8 +94,8 @@ def _arg(x: Any, axis: Any, keepdims: bool, key_op: str, what: str) -> Array:
         out_shape = tuple(1 if d == ax else s for d, s in enumerate(shape) if keepdims or d != ax)
         out_shape = out_shape if x.ndim else ()
     if length == 0:
-        raise DispatchError(f"{what} of an empty {'array' if ax is None else 'axis'} (shape {list(x.shape)})",
-                            fix="reduce along a non-empty axis")
+        raise InvalidArgumentError(f"{what} of an empty {'array' if ax is None else 'axis'} (shape {list(x.shape)})",
+                                   fix="reduce along a non-empty axis")
     if outer * inner == 0:
         return zeros(out_shape, dtype=D.int32, device=x.device)
     keys = u32_of(x, key_op)
@@ -120,8 +120,8 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     per dimension. The result's size depends on the data: the count is downloaded (4 bytes)."""
     x = check_array(x, "nonzero")
     if x.ndim == 0:
-        raise DispatchError("nonzero of a 0-d array (the standard leaves it an error)",
-                            fix="use expand_dims(x, axis=0) or nonzero(reshape(x, (1,)))")
+        raise InvalidArgumentError("nonzero of a 0-d array (the standard leaves it an error)",
+                                   fix="use expand_dims(x, axis=0) or nonzero(reshape(x, (1,)))")
     if x.size == 0:
         return tuple(zeros((0,), dtype=D.int32, device=x.device) for _ in x.shape)
     flags = u32_of(x, "search_flag")
@@ -152,7 +152,7 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, kee
         raw = axis if isinstance(axis, tuple) else (axis,)
         axes = tuple(sorted(axis_of(a, nd, "count_nonzero") if nd else axis_of(a, 1, "count_nonzero") for a in raw))
         if len(set(axes)) != len(axes):
-            raise DispatchError(f"count_nonzero: repeated axis in {axis}", fix="name each axis once")
+            raise AxisError(f"count_nonzero: repeated axis in {axis}", fix="name each axis once")
         axes = tuple(a for a in axes if a < nd)
     keep = [d for d in range(nd) if d not in axes]
     out_shape = tuple(1 if d in axes else x.shape[d] for d in range(nd) if keepdims or d not in axes)
@@ -181,9 +181,9 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
         x2 = asarray(x2, device=x1.device) if isinstance(x2, (bool, int, float)) else check_array(x2, "searchsorted")
     dev = same_device([x1, x2] + ([sorter] if isinstance(sorter, Array) else []), "searchsorted")
     if x1.ndim != 1:
-        raise DispatchError(f"searchsorted: x1 must be 1-D, got shape {list(x1.shape)}", fix="pass a 1-D array")
+        raise InvalidArgumentError(f"searchsorted: x1 must be 1-D, got shape {list(x1.shape)}", fix="pass a 1-D array")
     if side not in ("left", "right"):
-        raise DispatchError(f"searchsorted: side must be 'left' or 'right', got {side!r}", fix="side='left'")
+        raise InvalidArgumentError(f"searchsorted: side must be 'left' or 'right', got {side!r}", fix="side='left'")
     dt = D.result_type(x1.dtype, x2.dtype)
     if dt.kind not in "biuf":
         raise UnsupportedDTypeError(f"searchsorted needs real-valued arrays, got {dt}", fix="astype first")
@@ -191,8 +191,8 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     if sorter is not None:
         sorter = check_array(sorter, "searchsorted")
         if sorter.dtype not in (D.int32, D.uint32) or sorter.shape != x1.shape:
-            raise DispatchError(f"searchsorted: sorter must be an int32/uint32 array of shape {list(x1.shape)}, "
-                                f"got {sorter.dtype}{list(sorter.shape)}", fix="pass argsort(x1)")
+            raise InvalidArgumentError(f"searchsorted: sorter must be an int32/uint32 array of shape {list(x1.shape)}, "
+                                       f"got {sorter.dtype}{list(sorter.shape)}", fix="pass argsort(x1)")
         srt = D.ir_type(sorter.dtype).value
     if x2.size == 0:
         return zeros(x2.shape, dtype=D.int32, device=dev)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import ones, zeros
@@ -47,8 +47,8 @@ class UniqueInverseResult(NamedTuple):
 
 def _unique(x: Any, what: str) -> UniqueAllResult:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array.asarray first")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued or bool array, got {x.dtype}", fix="astype first")
     n, dev = x.size, x.device

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..errors import InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import zeros
@@ -30,7 +30,7 @@ def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
     if x.ndim == 0:
-        raise DispatchError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
+        raise InvalidArgumentError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
     ax = axis_of(axis, x.ndim, what)
     perm = [d for d in range(x.ndim) if d != ax] + [ax]
     xt = permute_dims(x, perm)

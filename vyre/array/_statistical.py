@@ -18,7 +18,7 @@ import math
 import operator
 from typing import Any
 
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError, AxisError, DispatchError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import full, zeros
@@ -34,12 +34,12 @@ Axis = int | tuple[int, ...] | None
 
 def _check(x: Any, name: str, kinds: str) -> None:
     if not isinstance(x, Array):
-        raise DispatchError(f"{name}: x must be a vyre array, not {type(x).__name__}",
-                            fix="wrap it with vyre.array.asarray(x)")
+        raise ArgumentTypeError(f"{name}: x must be a vyre array, not {type(x).__name__}",
+                                fix="wrap it with vyre.array.asarray(x)")
     if x.dtype.kind not in kinds:
         what = {"f": "floating-point", "iuf": "real numeric", "biuf": "numeric or bool"}[kinds]
-        raise DispatchError(f"{name}: needs a {what} array, not {x.dtype}",
-                            fix="convert first, e.g. x.astype(vyre.array.float32)")
+        raise ArgumentTypeError(f"{name}: needs a {what} array, not {x.dtype}",
+                                fix="convert first, e.g. x.astype(vyre.array.float32)")
 
 
 def normalize_axes(axis: Axis, ndim: int, name: str) -> tuple[int, ...]:
@@ -52,14 +52,14 @@ def normalize_axes(axis: Axis, ndim: int, name: str) -> tuple[int, ...]:
         try:
             k = operator.index(a)
         except TypeError:
-            raise DispatchError(f"{name}: axis must be an int or a tuple of ints, not {a!r}",
-                                fix="pass axis=None, an int or a tuple of ints") from None
+            raise ArgumentTypeError(f"{name}: axis must be an int or a tuple of ints, not {a!r}",
+                                    fix="pass axis=None, an int or a tuple of ints") from None
         if not -ndim <= k < ndim:
-            raise DispatchError(f"{name}: axis {k} is out of range for {ndim} dimension(s)",
-                                fix=f"use an axis in [{-ndim}, {ndim})")
+            raise AxisError(f"{name}: axis {k} is out of range for {ndim} dimension(s)",
+                            fix=f"use an axis in [{-ndim}, {ndim})")
         out.append(k % ndim)
     if len(set(out)) != len(out):
-        raise DispatchError(f"{name}: repeated axis in {axis!r}", fix="name each axis once")
+        raise AxisError(f"{name}: repeated axis in {axis!r}", fix="name each axis once")
     return tuple(sorted(out))
 
 
@@ -74,8 +74,8 @@ def _sum_dtype(x: Array, dtype: Any, name: str) -> DType:
         return D.int32 if x.dtype == D.bool else x.dtype
     d = D.as_dtype(dtype, f"{name} dtype")
     if d == D.bool:
-        raise DispatchError(f"{name}: dtype=bool is not a numeric accumulator",
-                            fix="use int32, uint32, float32 or float16")
+        raise InvalidArgumentError(f"{name}: dtype=bool is not a numeric accumulator",
+                                   fix="use int32, uint32, float32 or float16")
     check_dtype_on(x.device, d)
     return d
 
@@ -91,8 +91,8 @@ def _reduce(x: Array, op: str, axis: Axis, keepdims: bool, out: DType, name: str
     n = math.prod(x.shape[d] for d in axes)
     if n == 0:
         if empty is None:
-            raise DispatchError(f"{name}: reduction over zero elements has no identity (shape "
-                                f"{list(x.shape)}, axis {axis!r})", fix="check the array is not empty first")
+            raise InvalidArgumentError(f"{name}: reduction over zero elements has no identity (shape "
+                                       f"{list(x.shape)}, axis {axis!r})", fix="check the array is not empty first")
         return zeros(shape, dtype=out, device=x.device) if empty == 0 else full(
             shape, empty if out.kind == "f" else int(empty), dtype=out, device=x.device)
     red = Reduction(op, _acc(out), out, float(n) if divide else 0.0)
@@ -148,8 +148,8 @@ def _back(v: Array, dtype: DType) -> Array:
 
 def _var(x: Array, axis: Axis, correction: Any, keepdims: bool, name: str, cast: bool = True) -> Array:
     if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)) or correction < 0:
-        raise DispatchError(f"{name}: correction must be a non-negative int or float, not {correction!r}",
-                            fix="e.g. correction=1 for the unbiased sample variance")
+        raise InvalidArgumentError(f"{name}: correction must be a non-negative int or float, not {correction!r}",
+                                   fix="e.g. correction=1 for the unbiased sample variance")
     axes = normalize_axes(axis, x.ndim, name)
     n = math.prod(x.shape[d] for d in axes)
     xf = D.astype(x, D.float32) if x.dtype != D.float32 else x  # lazy: fused into both passes
@@ -183,13 +183,12 @@ def _cumulative(x: Array, op: str, axis: int | None, out_dtype: DType, include_i
     shape = (*x.shape[:axis], length + int(include_initial), *x.shape[axis + 1:])
     red = Reduction(op, "f32" if out_dtype.kind == "f" else D.ir_type(out_dtype).value, out_dtype)
     res = Array(shape, out_dtype, x.device)
-    out = res._allocate()
     if outer * inner == 0 or (length == 0 and not include_initial):
+        res._allocate()
         return res
     if length == 0:  # only the initial values
         return full(shape, 0 if op == "sum" else 1, dtype=out_dtype, device=x.device)
-    scan(red, x._node(), (outer, length, inner), include_initial, out, x.device)
-    return res
+    return scan(red, x._node(), (outer, length, inner), include_initial, res)  # deferred, parallel along axis
 
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,

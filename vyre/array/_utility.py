@@ -18,7 +18,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import full
@@ -32,8 +32,8 @@ from ._views import normalize_axis
 
 def _check(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array.asarray first")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
     return x
 
 
@@ -66,8 +66,8 @@ def _edge(v: Any, x: Array, ax: int, what: str) -> Array:
         return full(shape, v, dtype=dt, device=x.device)
     a = _check(v, what)
     if a.ndim != x.ndim or _differs(a.shape, x.shape, ax):
-        raise DispatchError(f"{what} of shape {list(a.shape)} does not match x's {list(x.shape)} off axis {ax}",
-                            fix="give it x's shape except along the axis")
+        raise InvalidArgumentError(f"{what} of shape {list(a.shape)} does not match x's {list(x.shape)} off axis {ax}",
+                                   fix="give it x's shape except along the axis")
     return a
 
 
@@ -82,16 +82,16 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     arrays give ``x[i + 1] != x[i]``."""
     x = _check(x, "diff")
     if x.ndim == 0:
-        raise DispatchError("diff: needs an array of at least one dimension", fix="use expand_dims first")
+        raise InvalidArgumentError("diff: needs an array of at least one dimension", fix="use expand_dims first")
     ax = normalize_axis(axis, x.ndim, "diff")
     if isinstance(n, builtins.bool):
-        raise DispatchError(f"diff: n must be a non-negative int, got {n!r}", fix="e.g. n=1")
+        raise ArgumentTypeError(f"diff: n must be a non-negative int, got {n!r}", fix="e.g. n=1")
     try:
         steps = operator.index(n)
     except TypeError:
-        raise DispatchError(f"diff: n must be a non-negative int, got {n!r}", fix="e.g. n=1") from None
+        raise ArgumentTypeError(f"diff: n must be a non-negative int, got {n!r}", fix="e.g. n=1") from None
     if steps < 0:
-        raise DispatchError(f"diff: n must be non-negative, got {steps}", fix="e.g. n=1")
+        raise InvalidArgumentError(f"diff: n must be non-negative, got {steps}", fix="e.g. n=1")
     parts = [x]
     if prepend is not None:
         parts.insert(0, _edge(prepend, x, ax, "diff: prepend"))
@@ -115,16 +115,16 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     dims: list[tuple[int, ...]] = []
     for s in shapes:
         if not isinstance(s, (tuple, list)):
-            raise DispatchError(f"broadcast_shapes: a shape must be a tuple of ints, got {s!r}",
-                                fix="e.g. broadcast_shapes((2, 1), (3,))")
+            raise ArgumentTypeError(f"broadcast_shapes: a shape must be a tuple of ints, got {s!r}",
+                                    fix="e.g. broadcast_shapes((2, 1), (3,))")
         try:
             t = tuple(operator.index(d) for d in s if not isinstance(d, builtins.bool))
         except TypeError:
-            raise DispatchError(f"broadcast_shapes: {s!r} holds a non-integer dimension (vyre shapes are "
-                                "always known, so None is not accepted)", fix="pass tuples of ints") from None
+            raise ArgumentTypeError(f"broadcast_shapes: {s!r} holds a non-integer dimension (vyre shapes are "
+                                    "always known, so None is not accepted)", fix="pass tuples of ints") from None
         if len(t) != len(s) or builtins.any(d < 0 for d in t):
-            raise DispatchError(f"broadcast_shapes: {s!r} has a negative or bool dimension",
-                                fix="dimensions are non-negative ints")
+            raise InvalidArgumentError(f"broadcast_shapes: {s!r} has a negative or bool dimension",
+                                       fix="dimensions are non-negative ints")
         dims.append(t)
     nd = builtins.max((len(t) for t in dims), default=0)
     out = []
@@ -136,9 +136,9 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
             d = t[k]
             if d != 1:
                 if size not in (1, d):
-                    raise DispatchError(f"broadcast_shapes: shapes {', '.join(str(list(s)) for s in dims)} do "
-                                        f"not broadcast ({size} vs {d} at dimension {k})",
-                                        fix="make the trailing dimensions equal or 1")
+                    raise InvalidArgumentError(f"broadcast_shapes: shapes {', '.join(str(list(s)) for s in dims)} do "
+                                               f"not broadcast ({size} vs {d} at dimension {k})",
+                                               fix="make the trailing dimensions equal or 1")
                 size = d
         out.append(size)
     return tuple(out)

@@ -17,7 +17,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError
 from ._array import Array
 from ._elementwise import broadcast_together
 from ._kernels.index_maps import Reshape, Strided, Wrap, broadcast_view, strided_node, strides_of
@@ -27,20 +27,20 @@ from ._kernels.nodes import Node
 def axis_index(value: Any, what: str) -> int:
     """``value`` as a Python int (``operator.index``; bools refused), else DispatchError."""
     if isinstance(value, bool):
-        raise DispatchError(f"{what}: expected an integer, got {value!r}", fix="pass an int")
+        raise ArgumentTypeError(f"{what}: expected an integer, got {value!r}", fix="pass an int")
     try:
         return operator.index(value)
     except TypeError:
-        raise DispatchError(f"{what}: expected an integer, got {type(value).__name__}",
-                            fix="pass an int (or a tuple of ints where allowed)") from None
+        raise ArgumentTypeError(f"{what}: expected an integer, got {type(value).__name__}",
+                                fix="pass an int (or a tuple of ints where allowed)") from None
 
 
 def normalize_axis(axis: Any, ndim: int, what: str) -> int:
     """``axis`` in [-ndim, ndim) as a non-negative axis."""
     a = axis_index(axis, what)
     if not -ndim <= a < ndim:
-        raise DispatchError(f"{what}: axis {a} is out of range for an array of {ndim} dimension(s)",
-                            fix=f"pass an axis in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d array has no axes")
+        raise AxisError(f"{what}: axis {a} is out of range for an array of {ndim} dimension(s)",
+                        fix=f"pass an axis in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d array has no axes")
     return a % ndim
 
 
@@ -49,7 +49,7 @@ def normalize_axes(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
     items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(normalize_axis(a, ndim, what) for a in items)
     if len(set(out)) != len(out):
-        raise DispatchError(f"{what}: repeated axis in {items!r}", fix="name each axis once")
+        raise AxisError(f"{what}: repeated axis in {items!r}", fix="name each axis once")
     return out
 
 
@@ -85,8 +85,8 @@ def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     """``x`` broadcast to ``shape`` (numpy rules; a lazy view)."""
     s = tuple(int(d) for d in shape)
     if broadcast_together(x.shape, s) != s:
-        raise DispatchError(f"broadcast_to: {list(x.shape)} cannot broadcast to {list(s)}",
-                            fix="dimensions of x must equal the target's or be 1")
+        raise InvalidArgumentError(f"broadcast_to: {list(x.shape)} cannot broadcast to {list(s)}",
+                                   fix="dimensions of x must equal the target's or be 1")
     return Array(s, x.dtype, x.device, broadcast_view(x._node(), s))
 
 
@@ -95,16 +95,17 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     is always honoured (no copy is ever made)."""
     dims = [int(d) for d in shape]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
-        raise DispatchError(f"reshape: bad shape {dims}", fix="non-negative dimensions, at most one -1")
+        raise InvalidArgumentError(f"reshape: bad shape {dims}", fix="non-negative dimensions, at most one -1")
     if -1 in dims:
         rest = math.prod(d for d in dims if d != -1)
         if rest == 0 or x.size % rest:
-            raise DispatchError(f"reshape: cannot infer -1 in {dims} for size {x.size}", fix="give every dimension")
+            raise InvalidArgumentError(f"reshape: cannot infer -1 in {dims} for size {x.size}",
+                                       fix="give every dimension")
         dims[dims.index(-1)] = x.size // rest
     s = tuple(dims)
     if math.prod(s) != x.size:
-        raise DispatchError(f"reshape: {list(x.shape)} ({x.size} elements) cannot become {list(s)}",
-                            fix="keep the number of elements")
+        raise InvalidArgumentError(f"reshape: {list(x.shape)} ({x.size} elements) cannot become {list(s)}",
+                                   fix="keep the number of elements")
     if s == x.shape:
         return x
     return Array(s, x.dtype, x.device, Reshape(x._node(), s))
@@ -114,8 +115,8 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     """``x`` with its axes reordered (a lazy strided view)."""
     ax = [int(a) % max(1, x.ndim) if -x.ndim <= int(a) < x.ndim else -1 for a in axes]
     if sorted(ax) != list(range(x.ndim)):
-        raise DispatchError(f"permute_dims: {list(axes)} is not a permutation of {x.ndim} axes",
-                            fix=f"pass each of 0..{x.ndim - 1} once")
+        raise AxisError(f"permute_dims: {list(axes)} is not a permutation of {x.ndim} axes",
+                        fix=f"pass each of 0..{x.ndim - 1} once")
     src = strides_of(x.shape)
     s = tuple(x.shape[a] for a in ax)
     if ax == list(range(x.ndim)):

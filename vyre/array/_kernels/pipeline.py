@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...backends.config import DispatchConfig
-from ...errors import DispatchError
+from ...errors import DispatchError, InvalidArgumentError
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from ...ir.types import Access
@@ -43,8 +43,9 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
     the outputs as new arrays (shaped per ``output_shapes``, else 1-D; vecN outputs as n * N scalars)."""
     ins = list(arrays)
     if len(ins) != len(pipeline.inputs) or not all(isinstance(a, Array) for a in ins):
-        raise DispatchError(f"{pipeline.name} takes {len(pipeline.inputs)} array(s) ({', '.join(pipeline.inputs)})",
-                            fix="pass one vyre array per pipeline input, in order")
+        raise InvalidArgumentError(f"{pipeline.name} takes {len(pipeline.inputs)} array(s) "
+                                   f"({', '.join(pipeline.inputs)})",
+                                   fix="pass one vyre array per pipeline input, in order")
     dev = same_device(ins, pipeline.name) if ins else None
     if dev is None:
         dev = current_backend()
@@ -57,9 +58,9 @@ def run_pipeline_on(pipeline: Any, arrays: Sequence[Array]) -> list[Array]:
         spec = pipeline.buffers[name]
         want = spec.count * spec.dtype.lanes  # a vecN buffer of n elements is an array of n * N scalars
         if D.ir_type(a.dtype) != spec.dtype.scalar or a.size != want:
-            raise DispatchError(f"{pipeline.name}: input {name} wants {want} x {spec.dtype.scalar.value} "
-                                f"({spec.count} x {spec.dtype.value}), got {a.dtype}{list(a.shape)}",
-                                fix="astype/reshape the array to match")
+            raise InvalidArgumentError(f"{pipeline.name}: input {name} wants {want} x {spec.dtype.scalar.value} "
+                                       f"({spec.count} x {spec.dtype.value}), got {a.dtype}{list(a.shape)}",
+                                       fix="astype/reshape the array to match")
     # the inputs' buffers are captured now (later changes to the arrays do not reach this run); an
     # input a step writes is copied into a fresh buffer by the first steps
     leaves = [Leaf(a) for a in ins]
