@@ -156,3 +156,34 @@ def helper_error(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
 
 def python_float_cast(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
     out[tid()] = u32(float(n))  # E python_float_cast
+
+
+WEIGHTS = np.ones(8, np.float32)  # a module-level array: kernels cannot read it (issue 27)
+GRID = np.ones((2, 4), np.int32)
+
+
+def global_array(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    i = tid()
+    x2 = WEIGHTS[i]  # E global_array
+
+
+def global_array_call(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    k[tid()] = GRID(0)  # E global_array_call
+
+
+def global_array_in_math(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    v = vyre.sqrt(WEIGHTS)  # E global_array_in_math
+
+
+def countdown_range(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    for i in range(len(x) - 1, -1, -1):  # E countdown_range
+        out[i] = 1
+
+
+def countdown_range_shape(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    for i in range(x.shape[0], -2, -2):  # E countdown_range_shape
+        out[i] = 1
+
+
+def negative_with_u32(x: In[f32], k: InOut[i32], out: Out[u32], n: u32):
+    out[tid()] = n + -1  # E negative_with_u32

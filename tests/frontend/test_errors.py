@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import vyre
+from vyre import In, Out, f32, i32, tid
 from vyre.errors import KernelError, ValidationError
 
 from . import rejects
@@ -62,3 +63,49 @@ def test_intrinsics_outside_a_kernel_raise():
         vyre.tid()
     with pytest.raises(KernelError, match="only has a meaning inside"):
         vyre.f32(3)
+
+
+@pytest.mark.parametrize("name,shown", [("global_array", r"'WEIGHTS' is an array \(ndarray of shape \(8,\), "
+                                         r"float32\)"),
+                                        ("global_array_call", r"'GRID' is an array \(ndarray of shape \(2, 4\), "
+                                         r"int32\)"),
+                                        ("global_array_in_math", r"'WEIGHTS' is an array")])
+def test_module_level_array_is_a_kernel_error(name, shown):
+    # issue 27: `obj in (int, float, bool)` compared a numpy array elementwise (ValueError: truth value ...
+    # ambiguous), naming no kernel, file or line
+    with pytest.raises(KernelError, match=shown) as info:
+        vyre.kernel(getattr(rejects, name)).program(*ARGS, dim=8)
+    err = info.value
+    assert err.kernel == name and err.filename == "rejects.py" and err.line == MARKED[name][0]
+    assert "pass it as a parameter" in err.fix
+    want = "GRID: In[i32]" if "GRID" in str(err) else "WEIGHTS: In[f32]"
+    assert want in err.fix
+
+
+def test_countdown_range_hint_casts_the_u32_bound():
+    # issue 27: the hint said "e.g. f32(-1)"; what works is a signed loop
+    with pytest.raises(KernelError) as info:
+        vyre.kernel(rejects.countdown_range).program(*ARGS, dim=8)
+    assert "a u32 loop variable cannot count below 0" in info.value.message
+    assert "range(i32(len(x)) - 1, -1, -1)" in info.value.fix and "f32" not in info.value.fix
+    with pytest.raises(KernelError) as info:
+        vyre.kernel(rejects.countdown_range_shape).program(*ARGS, dim=8)
+    assert "range(i32(x.shape[0]), -2, -2)" in info.value.fix
+    with pytest.raises(KernelError) as info:
+        vyre.kernel(rejects.negative_with_u32).program(*ARGS, dim=8)
+    assert "-1 does not fit in u32" in info.value.message
+    assert "i32(len(x)) - 1" in info.value.fix and "f32(-1)" not in info.value.fix
+
+
+def test_the_countdown_hint_runs(reference):
+    @vyre.kernel
+    def reverse(x: In[f32], y: Out[f32]):
+        if tid() == 0:
+            j = 0
+            for i in range(i32(len(x)) - 1, -1, -1):
+                y[j] = x[i]
+                j += 1
+
+    x = np.arange(5, dtype=np.float32)
+    (y,) = reverse[1](x, np.zeros(5, np.float32), backend=reference)
+    assert np.array_equal(y, x[::-1])

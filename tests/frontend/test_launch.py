@@ -11,7 +11,7 @@ import pytest
 
 import vyre
 from vyre import In, InOut, Out, f32, tid, u32
-from vyre.errors import DispatchError, NoAdapterError
+from vyre.errors import ArgumentTypeError, DispatchError, InvalidArgumentError, NoAdapterError
 
 
 def make_saxpy():
@@ -54,17 +54,77 @@ def test_bad_dims_raise_before_any_work(dim, reference):
     assert saxpy.cache_info()["builds"] == 0
 
 
-@pytest.mark.parametrize("inputs,match", [
-    ([np.zeros(4, np.float64), np.zeros(4, np.float32), 1.0], "float64"),
-    ([np.zeros(4, np.float32), np.zeros(4, np.float32)], "takes 3"),
-    ({"x": np.zeros(4, np.float32), "a": 1.0}, "misses"),
-    ([np.zeros(4, np.float32), np.zeros(4, np.float32), "two"], "'a' is f32"),
-    ([[1.0, 2.0], np.zeros(4, np.float32), 1.0], "numpy array"),
-    ([np.zeros((2, 2, 2, 2), np.float32), np.zeros(4, np.float32), 1.0], "1 to 3 dimensions"),
+@pytest.mark.parametrize("inputs,match,builtin", [
+    ([np.zeros(4, np.float64), np.zeros(4, np.float32), 1.0], "float64", TypeError),
+    ([np.zeros(4, np.float32), np.zeros(4, np.float32)], "takes 3", TypeError),
+    ({"x": np.zeros(4, np.float32), "a": 1.0}, "misses", TypeError),
+    ([np.zeros(4, np.float32), np.zeros(4, np.float32), "two"], "'a' is f32", TypeError),
+    ([[1.0, 2.0], np.zeros(4, np.float32), 1.0], "numpy array", TypeError),
+    ([np.zeros((2, 2, 2, 2), np.float32), np.zeros(4, np.float32), 1.0], "1 to 3 dimensions", ValueError),
 ])
-def test_bad_arguments_raise_dispatch_error(inputs, match, reference):
-    with pytest.raises(DispatchError, match=match):
+def test_bad_arguments_raise_dispatch_error(inputs, match, builtin, reference):
+    # issue 27's rule: a bad argument is a DispatchError and the builtin Python code expects
+    with pytest.raises(DispatchError, match=match) as info:
         make_saxpy().launch(4, inputs, backend=reference)
+    assert isinstance(info.value, builtin) and isinstance(info.value, InvalidArgumentError)
+    assert info.value.fix
+
+
+@pytest.mark.parametrize("dim,builtin", [(0, ValueError), ((4, 0), ValueError), (2.5, TypeError), ("8", TypeError)])
+def test_bad_dims_are_builtin_errors(dim, builtin, reference):
+    with pytest.raises(builtin, match="dim"):
+        make_saxpy().launch(dim, [np.zeros(4, np.float32), np.zeros(4, np.float32), 1.0], backend=reference)
+
+
+@pytest.mark.parametrize("bad", ["gpu", "reference", 3, object()])
+def test_backend_must_be_a_backend_object(bad, reference):
+    # issue 27: backend="gpu" was an AttributeError ('str' object has no attribute 'dispatch') from the launch
+    saxpy = make_saxpy()
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ArgumentTypeError, match="not a vyre backend") as info:
+        saxpy[4](x, x.copy(), 1.0, backend=bad)
+    assert "vyre.WgpuBackend.shared()" in info.value.fix and isinstance(info.value, TypeError)
+    with pytest.raises(ArgumentTypeError, match="not a vyre backend"):
+        saxpy.launch(4, [x, x.copy(), 1.0], backend=bad)
+    with pytest.raises(ArgumentTypeError, match="not a vyre backend"):
+        saxpy.wgsl(x, x.copy(), 1.0, dim=4, backend=bad)
+    assert saxpy.cache_info()["builds"] == 0  # refused before any work
+    (y,) = saxpy[4](x, np.ones(4, np.float32), 1.0, backend=reference)
+    assert np.array_equal(y, np.ones(4, np.float32))
+
+
+def test_strided_views_are_written_through(backend):
+    # issue 27: a non-contiguous writeable Out/InOut view (big[::2]) was silently not written
+    @vyre.kernel
+    def fill(x: In[f32], y: Out[f32], z: InOut[f32]):
+        i = tid()
+        y[i] = x[i] * 2.0
+        z[i] = z[i] + x[i]
+
+    x = np.arange(1, 6, dtype=np.float32)
+    big_y, big_z = np.zeros(10, np.float32), np.arange(10, dtype=np.float32)
+    y, z = big_y[::2], big_z[1::2]
+    want_z = z + x
+    got_y, got_z = fill[5](x, y, z, backend=backend)
+    assert got_y is y and got_z is z
+    assert np.array_equal(big_y[::2], 2 * x) and (big_y[1::2] == 0).all()
+    assert np.array_equal(big_z[1::2], want_z) and np.array_equal(big_z[::2], np.arange(0, 10, 2))
+
+    @vyre.kernel
+    def fill2(x: In[f32], y: Out[f32], z: InOut[f32]):
+        r, c = vyre.tid2()
+        y[r, c] = x[r, c] + 1.0
+        z[r, c] = z[r, c] * x[r, c]
+
+    x2 = np.arange(12, dtype=np.float32).reshape(3, 4)
+    big_y2 = np.zeros((6, 8), np.float32)
+    big_z2 = np.full((4, 4), 2.0, np.float32)
+    y2 = big_y2[::2, 1::2]      # a strided 2-D view
+    z2 = big_z2.T[:3]           # a transposed (Fortran-ordered) 2-D view
+    got_y2, got_z2 = fill2[3, 4](x2, y2, z2, backend=backend)
+    assert got_y2 is y2 and got_z2 is z2
+    assert np.array_equal(big_y2[::2, 1::2], x2 + 1) and big_y2.sum() == (x2 + 1).sum()
+    assert np.array_equal(big_z2.T[:3], 2 * x2) and (big_z2.T[3:] == 2).all()
 
 
 def test_scalar_range_is_checked(reference):

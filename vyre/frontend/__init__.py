@@ -28,13 +28,17 @@ the program (part of the cache key).
 
 **Launch**: ``k.launch(dim, inputs, backend=None)`` or ``k[dim](*args, backend=None)`` (or keyword
 arguments by parameter name). ``dim`` is an int or a tuple of 1-3 ints, each >= 1 (0 or a negative
-number is a DispatchError before any GPU work). vyre picks the workgroup size (256; (16, 16); (8, 8, 4);
-override with ``@vyre.kernel(workgroup_size=...)``) and the grid, and starts the kernel with
-``if any tid >= dim: return``, so exactly the points of ``dim`` run. Exception: a kernel that calls
-``vyre.barrier()`` gets no such return (every invocation of a workgroup must reach a barrier), so
+number is an InvalidArgumentError, a float an ArgumentTypeError, before any GPU work; like every bad
+launch argument, a DispatchError that is also a ValueError or TypeError). vyre picks the workgroup
+size (256; (16, 16); (8, 8, 4); override with ``@vyre.kernel(workgroup_size=...)``) and the grid, and
+starts the kernel with ``if any tid >= dim: return``, so exactly the points of ``dim`` run. Exception:
+a kernel that calls ``vyre.barrier()`` gets no such return (every invocation of a workgroup must reach
+a barrier), so
 threads beyond ``dim`` run too: guard their loads and stores yourself (``if i < n:``). The result is
 what ``backend.dispatch`` returns (one array per Out/InOut parameter, in order, shaped like the
-argument), and writeable C-contiguous numpy arguments for Out/InOut parameters are filled in place.
+argument), and writeable numpy arguments for Out/InOut parameters are filled in place (strided views
+such as ``big[::2]`` too: the results are written through the view). ``backend`` is None or a backend
+object (a string is an ArgumentTypeError).
 Arrays may be resident: ResidentHandles (``h``: 1-D, ``nbytes // itemsize`` elements, or ``(h, shape)``)
 or ``vyre.Array`` objects (vyre.array, or any class with the members of
 :class:`vyre.frontend.resident.ResidentArray`; dtype and shape are the Array's; a pending expression is
@@ -81,7 +85,8 @@ log log2 sin cos tan tanh floor ceil trunc fabs`` (``math.floor`` gives a float 
 and f32 ``x``, or u32 with i32) is an error with a Fix (cast one). A Python literal takes the other
 operand's type (``i + 1`` is u32 for u32 ``i``; ``x * 2`` is f32 for f32 ``x``); a float literal with
 an integer operand is an error. A literal alone defaults to i32 (ints), f32 (floats) or bool, so
-``for j in range(10)`` counts in i32 (write ``range(u32(10))`` to index with u32). Integer arithmetic
+``for j in range(10)`` counts in i32 (write ``range(u32(10))`` to index with u32; count down to 0 with
+``range(i32(len(x)) - 1, -1, -1)``: a u32 loop cannot reach -1). Integer arithmetic
 wraps; integer division or remainder by zero gives vyre's value (``x / 0 = x``, ``x % 0 = 0``), not an
 exception. Array indices may be u32 or i32; an out-of-range load yields 0 on the reference backend
 and an unspecified in-range value on a GPU, an out-of-range store is dropped.
@@ -96,7 +101,8 @@ workgroup arrays return the old value (dropped when used as a statement); ``tile
 
 **Names** resolve through the function's closure, globals and builtins: vyre's functions may be
 written ``vyre.X``, imported (``from vyre import X``) or aliased. Rejected, with a KernelError naming the
-kernel, file, line and source text: any other call or object (closures over lists, numpy functions),
+kernel, file, line and source text: any other call or object (closures over lists, numpy functions, a
+module-level numpy array: pass it as a parameter),
 recursion, lambdas, comprehensions, strings, f-strings, lists/dicts, slices, ``try``/``with``/
 ``global``/``nonlocal``/``del``/``assert``/``raise``/``import``/nested ``def``, ``for``/``while ... else``,
 keyword arguments, ``*args``, default arguments, chained assignment ``a = b = c``.

@@ -29,7 +29,7 @@ def call(tr: ExprTranslator, node: ast.Call) -> Value:
     if isinstance(fn, DType):
         _arity(tr, node, 1, 1)
         return cast(tr, tr.expr(args[0]), fn.dtype, node)
-    if fn in (min, max):
+    if fn is min or fn is max:
         if len(args) < 2:
             tr.fail(node, f"{'min' if fn is min else 'max'} takes two or more values in a kernel",
                     "e.g. min(a, b) or min(a, b, c)")
@@ -38,10 +38,11 @@ def call(tr: ExprTranslator, node: ast.Call) -> Value:
             x, y, t = tr.pair(out, tr.expr(a), node)
             out = tr.checked(x.min(y) if fn is min else x.max(y), node)
         return out
-    if fn is abs or fn in K.MATH:
+    math_op = UnOp.ABS if fn is abs else K.math_op(fn)
+    if math_op is not None:
         _arity(tr, node, 1, 1)
         v = tr.expr(args[0])
-        op = UnOp.ABS if fn is abs else K.MATH[fn]
+        op = math_op
         x = tr.as_val(v, args[0], DataType.F32 if isinstance(v, Const) and op is not UnOp.ABS else None)
         return tr.checked(Val(tr.b, Unary(op=op, arg=x.node)), node)
     if fn is len:
@@ -52,8 +53,9 @@ def call(tr: ExprTranslator, node: ast.Call) -> Value:
         return tr.shape(arr, 0, node)
     if fn is range:
         tr.fail(node, "range() is only supported as the iterable of a for loop", "for i in range(n): ...")
-    if fn in K.ATOMICS:
-        return atomic(tr, K.ATOMICS[fn], node)
+    atomic_kind = K.atomic_op(fn)
+    if atomic_kind is not None:
+        return atomic(tr, atomic_kind, node)
     if isinstance(fn, K.Intrinsic):
         handler = _HANDLERS.get(fn.name)
         if handler is not None:

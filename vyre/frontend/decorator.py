@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError
 from ..ir.program import Program
 from .build import Spec, build_program, param_annotations
-from .launch import backend_for, bind, check_dim, run
+from .launch import backend_for, bind, check_backend, check_dim, run
 from .source import Source
 from .types import ArrayType, DType
 
@@ -44,8 +44,8 @@ class Kernel:
         return f"<vyre.kernel {self.__name__}({', '.join(f'{n}: {a!r}' for n, a in self.params)})>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise DispatchError(f"kernel {self.__name__} is launched over the shape of the work, not called",
-                            fix=f"write {self.__name__}[n](...) or {self.__name__}.launch(dim=n, inputs=[...])")
+        raise ArgumentTypeError(f"kernel {self.__name__} is launched over the shape of the work, not called",
+                                fix=f"write {self.__name__}[n](...) or {self.__name__}.launch(dim=n, inputs=[...])")
 
     # ---- specialization ----
     def _specialize(self, spec: Spec) -> Program:
@@ -74,6 +74,7 @@ class Kernel:
     def wgsl(self, *args: Any, dim: Any, backend: Backend | None = None, **named: Any) -> str:
         """The WGSL of :meth:`program` for these arguments, as ``backend.compile`` lowers it (default: the
         reference backend's lowering, which is the GPU's)."""
+        check_backend(self.__name__, backend)
         program = self.program(*args, dim=dim, **named)
         if backend is None:
             from ..backends.reference import ReferenceBackend  # why: import time (the interpreter, ~14 modules)
@@ -82,16 +83,22 @@ class Kernel:
 
     # ---- launch ----
     def launch(self, dim: Any, inputs: Any = (), backend: Backend | None = None) -> list[np.ndarray] | None:
-        """Run one thread per point of ``dim`` (an int, or a tuple of 1-3 ints >= 1; else DispatchError).
+        """Run one thread per point of ``dim`` (an int, or a tuple of 1-3 ints >= 1; else an
+        ArgumentTypeError or InvalidArgumentError, both DispatchErrors).
 
         ``inputs``: one value per parameter in order, or a dict by name: numpy arrays of the annotated
         dtype for array parameters (``Out`` contents are not read), plain numbers for scalars. Returns,
         like ``backend.dispatch``, one array per ``Out``/``InOut`` parameter in parameter order, shaped
-        like the argument; a writeable C-contiguous numpy argument is also filled in place (and is the
-        array returned). With ResidentHandles (``handle`` or ``(handle, shape)``) for every array the
-        kernel runs by ``dispatch_resident`` (no host copies) and returns None.
-        ``backend`` defaults to :func:`vyre.default_backend`.
+        like the argument; a writeable numpy argument is also filled in place (and is the array returned),
+        a strided view such as ``big[::2]`` included: the results are written through it. With
+        ResidentHandles (``handle`` or ``(handle, shape)``) for every array the kernel runs by
+        ``dispatch_resident`` (no host copies) and returns None.
+        ``backend`` defaults to :func:`vyre.default_backend`; anything but None or a backend object (a
+        string such as ``"gpu"``) is an ArgumentTypeError. Bad arguments raise before any work, as the
+        builtin errors Python code expects: ArgumentTypeError (a TypeError: wrong count, dtype or kind of
+        argument) or InvalidArgumentError (a ValueError: a value out of range, a bad shape).
         """
+        check_backend(self.__name__, backend)
         dims = check_dim(self.__name__, dim)
         bound = bind(self.__name__, self.params, inputs, dims, self.workgroup_size)
         program = self._specialize(bound.spec)
@@ -112,15 +119,15 @@ class _Launcher:
 
     def __call__(self, *args: Any, backend: Backend | None = None, **named: Any) -> list[np.ndarray] | None:
         if args and named:
-            raise DispatchError(f"kernel {self.kernel.__name__}: pass the arguments by position or by name, "
-                                "not both", fix="e.g. k[n](x, y, 2.0)")
+            raise ArgumentTypeError(f"kernel {self.kernel.__name__}: pass the arguments by position or by name, "
+                                    "not both", fix="e.g. k[n](x, y, 2.0)")
         return self.kernel.launch(self.dim, named or args, backend=backend)
 
 
 def _ws(ws: int | tuple[int, ...]) -> tuple[int, int, int]:
     dims = (ws,) if isinstance(ws, int) else tuple(ws)
     if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
-        raise DispatchError(f"invalid workgroup_size {ws!r}", fix="an int or a tuple of 1-3 ints >= 1")
+        raise ArgumentTypeError(f"invalid workgroup_size {ws!r}", fix="an int or a tuple of 1-3 ints >= 1")
     x, y, z = dims + (1,) * (3 - len(dims))
     return (x, y, z)
 

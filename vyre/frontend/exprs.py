@@ -24,9 +24,13 @@ from . import funcs
 from . import intrinsics as K
 from .arith import CMP, PY_OPS, binop
 from .calls import call
+from .resident import is_resident_array
 from .source import MISSING, Source
 from .types import DType
 from .values import Array, Const, Frame, Local, Shape, Value
+
+#: numpy dtype name -> the kernel's marker (for the hint of an array the kernel reads without a parameter)
+_MARKERS = {"float32": "f32", "float16": "f16", "int32": "i32", "uint32": "u32", "bool": "bool_"}
 
 _MIX_FIX = "cast one operand so both have the same type, e.g. f32(i) or u32(k) (vyre never promotes silently)"
 
@@ -110,6 +114,11 @@ class ExprTranslator:
         if d.is_int:
             lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
             if not lo <= int(v) <= hi:
+                if d is DataType.U32 and -(2**31) <= int(v) < 0:
+                    self.fail(node, f"{v} does not fit in u32 [{lo}, {hi}]: the other operand is a u32 (len(), "
+                              ".shape[k] and the thread ids are u32), which holds no negative number",
+                              "make the u32 operand signed, e.g. i32(len(x)) - 1 or i32(i) + "
+                              f"{v} (casting {v} itself to i32 would mix i32 with u32)")
                 self.fail(node, f"{v} does not fit in {d.value} [{lo}, {hi}]",
                           "use a value in range, or give the constant a type that holds it, e.g. "
                           f"{'u32' if 0 <= int(v) < 2**32 else 'f32'}({v})")
@@ -189,9 +198,16 @@ class ExprTranslator:
             return Const(obj.item() if isinstance(obj, np.generic) else obj)
         if _is_static(obj) or isinstance(obj, funcs.Func):
             return obj
-        if obj in (int, float, bool):
+        if K.is_one_of(obj, (int, float, bool)):
             self.fail(node, f"Python's {name}() is not a kernel cast", "cast with vyre's dtypes: f32(x), i32(x), "
                       "u32(x), bool_(x)")
+        if isinstance(obj, np.ndarray) or is_resident_array(obj):
+            dt = getattr(obj, "dtype", None)
+            marker = _MARKERS.get(str(dt), "f32")
+            self.fail(node, f"{name!r} is an array ({type(obj).__name__} of shape {tuple(obj.shape)}, {dt}) from "
+                      "outside the kernel, which a kernel cannot read: it sees only the arrays it is given",
+                      f"pass it as a parameter: add `{name.split('.')[-1]}: In[{marker}]` to the kernel's parameters "
+                      "and the array to the launch's arguments")
         self.fail(node, f"{name!r} is {_describe(obj)}, which a kernel cannot use",
                   "kernels may use int/float/bool constants, vyre functions, @vyre.func helpers and math "
                   "functions; pass data as parameters")
@@ -397,7 +413,7 @@ def _is_static(obj: object) -> bool:
         hash(obj)
     except TypeError:
         return False  # a list, dict, array...
-    return obj in K.MATH or any(obj is f for f in (range, len, min, max, abs, _kernel_decorator()))
+    return K.math_op(obj) is not None or K.is_one_of(obj, (range, len, min, max, abs, _kernel_decorator()))
 
 
 def _kernel_decorator() -> object:
@@ -413,7 +429,7 @@ def _has_effects(node: ast.AST, tr: ExprTranslator) -> bool:
                 f = tr.callee(sub)
             except KernelError:
                 continue
-            if f in K.ATOMICS or isinstance(f, funcs.Func):
+            if K.atomic_op(f) is not None or isinstance(f, funcs.Func):
                 return True
     return False
 

@@ -49,7 +49,7 @@ def func(fn: Callable[..., Any]) -> Func:
 
 def inline(tr: Translator, f: Func, call: ast.Call) -> Value:
     """Translate ``f``'s body at the call ``call``; the value of its final ``return`` (or 0)."""
-    if f in tr.funcs:
+    if any(f is g for g in tr.funcs):
         tr.fail(call, f"{f.__name__} calls itself (recursion), which kernels cannot do",
                 "write the recursion as a loop")
     src = f.source

@@ -74,9 +74,31 @@ ATOMICS: dict[object, AtomicOp] = {
     atomic_exchange: AtomicOp.EXCHANGE, atomic_load: AtomicOp.LOAD, atomic_cas: AtomicOp.COMPARE_EXCHANGE,
 }
 
+# Lookups by identity: the object asked about is anything a kernel names (a numpy array of the module's
+# globals among them), whose == or hash may raise or answer elementwise; the tables' keys live for ever.
+_MATH_BY_ID = {id(k): v for k, v in MATH.items()}
+_ATOMICS_BY_ID = {id(k): v for k, v in ATOMICS.items()}
+
+
+def math_op(obj: object) -> UnOp | None:
+    """The unary op of math marker (or math function) ``obj``, or None; compared by identity."""
+    return _MATH_BY_ID.get(id(obj))
+
+
+def atomic_op(obj: object) -> AtomicOp | None:
+    """The atomic op of atomic marker ``obj``, or None; compared by identity."""
+    return _ATOMICS_BY_ID.get(id(obj))
+
+
+def is_one_of(obj: object, options: tuple[object, ...]) -> bool:
+    """Whether ``obj`` is one of ``options``, by identity (``obj in options`` calls ``obj == option``, which
+    a numpy array answers elementwise and whose truth value then raises)."""
+    return any(obj is o for o in options)
+
+
 #: every public marker by name (vyre's lazy exports)
 NAMES = ["tid", "tid2", "tid3", "local_id", "group_id", "shared", "barrier", "select", "fma", "pow", "bitcast",
          *_UNARY, *(f"atomic_{n}" for n in ("add", "sub", "min", "max", "and", "or", "xor", "exchange", "load",
                                             "cas"))]
 
-__all__ = ["Intrinsic", "MATH", "ATOMICS", "NAMES", *NAMES]
+__all__ = ["Intrinsic", "MATH", "ATOMICS", "NAMES", "math_op", "atomic_op", "is_one_of", *NAMES]

@@ -16,7 +16,7 @@ import numpy as np
 from ..backends.config import DispatchConfig
 from ..backends.default import default_backend
 from ..backends.handles import ResidentHandle
-from ..errors import DeviceMismatchError, DispatchError
+from ..errors import ArgumentTypeError, DeviceMismatchError, InvalidArgumentError
 from ..ir.program import Program
 from ..ir.types import Access, DataType
 from ..ir.words import pack_scalars
@@ -35,16 +35,17 @@ WORKGROUP_SIZES = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
 
 
 def check_dim(name: str, dim: object) -> tuple[int, ...]:
-    """``dim`` as a tuple of 1-3 ints >= 1, or a DispatchError (before any GPU work)."""
+    """``dim`` as a tuple of 1-3 ints >= 1 (before any GPU work): another type is an ArgumentTypeError, a
+    dimension outside 1 .. 2**32-1 an InvalidArgumentError."""
     dims = (dim,) if isinstance(dim, (int, np.integer)) else dim
     ok = isinstance(dims, (tuple, list)) and 1 <= len(dims) <= 3 and all(
         isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in dims)
     if not ok:
-        raise DispatchError(f"kernel {name}: invalid dim {dim!r}: expected an int or a tuple of 1 to 3 ints",
+        raise ArgumentTypeError(f"kernel {name}: invalid dim {dim!r}: expected an int or a tuple of 1 to 3 ints",
                             fix="e.g. dim=n, dim=(h, w) or dim=(d, h, w): one thread per element of the work")
     out = tuple(int(d) for d in dims)  # type: ignore[attr-defined]  # checked above
     if min(out) < 1 or max(out) > 2**32 - 1:
-        raise DispatchError(f"kernel {name}: dim {out} has a dimension outside 1 .. 2**32-1",
+        raise InvalidArgumentError(f"kernel {name}: dim {out} has a dimension outside 1 .. 2**32-1",
                             fix="give every dimension >= 1 (skip the launch when there is no work)")
     return out
 
@@ -74,15 +75,16 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
         missing = [n for n in names if n not in inputs]
         extra = [k for k in inputs if k not in names]
         if missing or extra:
-            raise DispatchError(f"kernel {name}: inputs dict " + (f"misses {missing}" if missing else "") +
-                                (" and " if missing and extra else "") + (f"has unknown {extra}" if extra else ""),
-                                fix=f"give exactly the parameters {names}")
+            raise ArgumentTypeError(f"kernel {name}: inputs dict " + (f"misses {missing}" if missing else "") +
+                                    (" and " if missing and extra else "") +
+                                    (f"has unknown {extra}" if extra else ""),
+                                    fix=f"give exactly the parameters {names}")
         values = [inputs[n] for n in names]
     else:
         values = list(inputs)
         if len(values) != len(names):
-            raise DispatchError(f"kernel {name} takes {len(names)} argument(s) {names}, got {len(values)}",
-                                fix="pass one value per parameter, in order (or inputs={'name': value})")
+            raise ArgumentTypeError(f"kernel {name} takes {len(names)} argument(s) {names}, got {len(values)}",
+                                    fix="pass one value per parameter, in order (or inputs={'name': value})")
     specs: list[ParamSpec] = []
     arrays: list[tuple[ParamSpec, ArrayArg, tuple[int, ...]]] = []
     words = list(dims)
@@ -98,9 +100,9 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
             words.append(_scalar_word(name, pname, kind, v))
             specs.append(ParamSpec(pname, kind))
     if len(kinds) > 1:
-        raise DispatchError(f"kernel {name}: mixes numpy arrays with resident ones (ResidentHandles or vyre Arrays)",
-                            fix="pass every array as a numpy array, or every one resident: upload numpy arrays "
-                                "with vyre.array.asarray(x, device=backend)")
+        raise ArgumentTypeError(f"kernel {name}: mixes numpy arrays with resident ones (ResidentHandles or vyre "
+                                "Arrays)", fix="pass every array as a numpy array, or every one resident: upload "
+                                               "numpy arrays with vyre.array.asarray(x, device=backend)")
     devices = {id(a.device): a.device for _, a, _ in arrays if is_resident_array(a)}
     if len(devices) > 1:
         raise DeviceMismatchError(f"kernel {name}: vyre Arrays on {len(devices)} different backends",
@@ -108,6 +110,28 @@ def bind(name: str, params: Sequence[tuple[str, ArrayType | DType]], inputs: Any
     spec = Spec(tuple(specs), len(dims), ws or WORKGROUP_SIZES[len(dims)])
     return Bound(spec, arrays, np.array(words, dtype=np.uint32), kinds == {True},
                  next(iter(devices.values()), None))
+
+
+def check_backend(name: str, backend: object) -> None:
+    """``backend=`` of a launch: None or a backend object (what :class:`vyre.backends.base.Backend` describes,
+    e.g. ``vyre.WgpuBackend.shared()`` or ``vyre.ReferenceBackend()``), else an ArgumentTypeError."""
+    if backend is None:
+        return
+    cls = type(backend)
+    known = _BACKEND_CLASSES.get(cls)
+    if known is None:
+        known = _BACKEND_CLASSES[cls] = all(callable(getattr(cls, m, None)) for m in _BACKEND_MEMBERS)
+    if not known:
+        hint = (" (a backend object, not its name)" if isinstance(backend, str) else "")
+        raise ArgumentTypeError(f"kernel {name}: backend={backend!r:.60} is a {cls.__name__}, not a vyre backend{hint}",
+                                fix="pass a backend object: backend=vyre.WgpuBackend.shared() (the GPU) or "
+                                    "backend=vyre.ReferenceBackend(), or leave backend= out for "
+                                    "vyre.default_backend() (VYRE_BACKEND=gpu|reference picks it)")
+
+
+#: the methods of a backend a launch calls; a class with them all is taken as a backend (checked once per class)
+_BACKEND_MEMBERS = ("dispatch", "dispatch_resident", "params_handle")
+_BACKEND_CLASSES: dict[type, bool] = {}
 
 
 def backend_for(name: str, bound: Bound, backend: Backend | None) -> Backend:
@@ -141,13 +165,14 @@ def _array_arg(name: str, pname: str, kind: ArrayType, v: object) -> tuple[Array
         size = want.numpy.itemsize if want.dtype is not DataType.BOOL else 4
         shape = (handle.nbytes // size,) if shape is None else tuple(int(s) for s in shape)
         if not shape or math.prod(shape) * size > handle.nbytes:
-            raise DispatchError(f"kernel {name}: the handle for {pname!r} ({handle.nbytes} bytes) cannot hold "
-                                f"shape {shape} of {want.name}", fix="pass (handle, shape) with a shape that fits")
+            raise InvalidArgumentError(f"kernel {name}: the handle for {pname!r} ({handle.nbytes} bytes) cannot "
+                                       f"hold shape {shape} of {want.name}",
+                                       fix="pass (handle, shape) with a shape that fits")
         return handle, shape, True
     if not isinstance(v, np.ndarray):
-        raise DispatchError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array, a vyre Array or a "
-                            f"ResidentHandle, "
-                            f"got {type(v).__name__}", fix=f"pass np.asarray(value, dtype=np.{want.numpy.name})")
+        raise ArgumentTypeError(f"kernel {name}: {pname!r} ({kind!r}) needs a numpy array, a vyre Array or a "
+                                f"ResidentHandle, got {type(v).__name__}",
+                                fix=f"pass np.asarray(value, dtype=np.{want.numpy.name})")
     _check_array(name, pname, kind, v, "the array", f"convert it: x.astype(np.{want.numpy.name})")
     return v, tuple(v.shape), False
 
@@ -156,10 +181,10 @@ def _check_array(name: str, pname: str, kind: ArrayType, v: np.ndarray | Residen
                  dtype_fix: str) -> None:
     """dtype and rank checks shared by numpy arrays and vyre Arrays."""
     if v.dtype != kind.dtype.numpy:
-        raise DispatchError(f"kernel {name}: {pname!r} is {kind!r} but {what} is {v.dtype}", fix=dtype_fix)
+        raise ArgumentTypeError(f"kernel {name}: {pname!r} is {kind!r} but {what} is {v.dtype}", fix=dtype_fix)
     if v.ndim < 1 or v.ndim > 3 or v.size == 0:
-        raise DispatchError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions and "
-                            "at least one element", fix="reshape the array")
+        raise InvalidArgumentError(f"kernel {name}: {pname!r} has shape {v.shape}: arrays have 1 to 3 dimensions "
+                                   "and at least one element", fix="reshape the array")
 
 
 def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
@@ -172,16 +197,16 @@ def _scalar_word(name: str, pname: str, kind: DType, v: Any) -> int:
     fix = f"pass a Python {'bool' if d is DataType.BOOL else ('int' if d.is_int else 'number')}"
     if d is DataType.BOOL:
         if not is_bool:
-            raise DispatchError(f"kernel {name}: {pname!r} is bool_, got {v!r:.40}", fix=fix)
+            raise ArgumentTypeError(f"kernel {name}: {pname!r} is bool_, got {v!r:.40}", fix=fix)
         return _word("b", bool(v))
     if d.is_int:
         lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
         if not is_int or not lo <= int(v) <= hi:
-            raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}",
-                                fix=f"pass an int in [{lo}, {hi}]")
+            err = ArgumentTypeError if not is_int else InvalidArgumentError
+            raise err(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}", fix=f"pass an int in [{lo}, {hi}]")
         return _word("u" if d is DataType.U32 else "i", int(v))
     if not (is_int or is_float):
-        raise DispatchError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}", fix=fix)
+        raise ArgumentTypeError(f"kernel {name}: {pname!r} is {d.value}, got {v!r:.40}", fix=fix)
     return _word("f", np.float32(v))  # numpy's rounding: past float32's range is inf, as in the shader
 
 
@@ -220,11 +245,12 @@ def run(name: str, program: Program, bound: Bound, dims: tuple[int, ...], backen
     for (_, arr, shape), out in zip(writers, outs):
         out = out.reshape(shape)
         assert isinstance(arr, np.ndarray)  # bind(): a launch that is not resident has numpy arrays only
-        if arr.flags.writeable and arr.flags.c_contiguous:
-            np.copyto(arr, out)  # numba-style: k[n](x, out) fills out
+        if arr.flags.writeable:
+            # numba-style: k[n](x, out) fills out, a strided view (big[::2]) included: through the view
+            np.copyto(arr, out)
             out = arr
         result.append(out)
     return result
 
 
-__all__ = ["WORKGROUP_SIZES", "check_dim", "grid_for", "Bound", "bind", "backend_for", "run"]
+__all__ = ["WORKGROUP_SIZES", "check_dim", "check_backend", "grid_for", "Bound", "bind", "backend_for", "run"]

@@ -8,7 +8,7 @@ A launch asks three things of such an argument:
   :class:`ResidentArray` (``dtype``, ``shape``, ``ndim``, ``size``, ``device``, ``handle``, ``evaluate``);
 * its buffer for reading: ``a.handle`` (a pending expression is evaluated first);
 * its buffer for writing in place: :func:`write_handle`, which calls ``a.__vyre_write_handle__()`` when the
-  class has it (see :class:`WritableResidentArray`; vyre.Array does), else a DispatchError.
+  class has it (see :class:`WritableResidentArray`; vyre.Array does), else an ArgumentTypeError.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard
 import numpy as np
 
 from ..backends.handles import ResidentHandle
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -78,11 +78,11 @@ def is_resident_array(v: object) -> TypeGuard[ResidentArray]:
 
 def write_handle(a: ResidentArray, what: str) -> ResidentHandle:
     """The handle to bind for a resident array that a kernel writes (an Out/InOut parameter); a resident
-    array whose class has no ``__vyre_write_handle__`` cannot be written in place (DispatchError)."""
+    array whose class has no ``__vyre_write_handle__`` cannot be written in place (ArgumentTypeError)."""
     method = getattr(type(a), "__vyre_write_handle__", None)  # on the class: a WritableResidentArray
     if method is None:
-        raise DispatchError(f"{what}: a {type(a).__name__} cannot be written in place (its class has no "
-                            "__vyre_write_handle__)", fix="pass it to an In parameter, or write into a vyre Array")
+        raise ArgumentTypeError(f"{what}: a {type(a).__name__} cannot be written in place (its class has no "
+                                "__vyre_write_handle__)", fix="pass it to an In parameter, or write into a vyre Array")
     handle: ResidentHandle = method(a)
     return handle
 

@@ -82,7 +82,7 @@ class Source:
             base, arg = self.resolve(node.value), self.resolve(node.slice)
             try:
                 return base[arg]
-            except (TypeError, KeyError):
+            except Exception:  # noqa: BLE001  # any object may be named here (a numpy array: IndexError...)
                 return None
         return None
 

@@ -14,7 +14,7 @@ from . import intrinsics as K
 from .calls import atomic
 from .exprs import ExprTranslator
 from .types import DType
-from .values import Array, Const, Local
+from .values import Array, Const, Local, Value
 
 
 class Translator(ExprTranslator):
@@ -58,8 +58,9 @@ class Translator(ExprTranslator):
             return  # a docstring
         if isinstance(node.value, ast.Call):
             fn = self.callee(node.value)
-            if fn in K.ATOMICS:
-                atomic(self, K.ATOMICS[fn], node.value, discard=True)
+            op = K.atomic_op(fn)
+            if op is not None:
+                atomic(self, op, node.value, discard=True)
                 return
             self.expr(node.value)
             return
@@ -224,6 +225,21 @@ class Translator(ExprTranslator):
                 self.b.break_()
             self.body(node.body)
 
+    def check_signed_range(self, start: Value, stop: Value, start_n: ast.expr | None, stop_n: ast.expr,
+                           it: ast.Call) -> None:
+        """``range(len(x) - 1, -1, -1)``: a negative constant bound with a u32 one (len(), shapes and thread
+        ids are u32) needs a signed loop, whose fix names the u32 bound cast to i32."""
+        for const, other, other_n in ((start, stop, stop_n), (stop, start, start_n)):
+            if (isinstance(const, Const) and isinstance(const.value, int) and not isinstance(const.value, bool)
+                    and const.value < 0 and isinstance(other, Val) and other_n is not None
+                    and self.typed(other, other_n) is DataType.U32):
+                bound = ast.get_source_segment(self.src.text, other_n) or ast.unparse(other_n)
+                fixed = [ast.unparse(a) for a in it.args]
+                fixed[list(it.args).index(other_n)] = _signed(other_n)
+                self.fail(it, f"range() over {bound} (a u32) and {const.value} (negative): a u32 loop variable "
+                          "cannot count below 0",
+                          f"make the loop signed by casting the u32 bound to i32: range({', '.join(fixed)})")
+
     def s_For(self, node: ast.For) -> None:
         if node.orelse:
             self.fail(node, "for ... else is not supported", "drop the else (use a flag)")
@@ -243,6 +259,7 @@ class Translator(ExprTranslator):
             step = s.value
         start = self.expr(start_n) if start_n is not None else Const(0)
         stop = self.expr(stop_n)
+        self.check_signed_range(start, stop, start_n, stop_n, it)
         a, b, t = self.pair(start, stop, it)
         if not t.is_int:
             self.fail(it, f"range() needs integers, found {t.value}", "cast the bounds: range(u32(n))")
@@ -251,6 +268,16 @@ class Translator(ExprTranslator):
         with self.b.for_range(a, b, step, name=self.fresh(name)) as k, self.scope():
             self.bind(name, Local(str(getattr(k.node, "name", name)), t, k, mutable=False, what="loop variable"))
             self.body(node.body)
+
+
+def _signed(node: ast.expr) -> str:
+    """The source of ``node`` made i32: ``len(x) - 1`` -> ``i32(len(x)) - 1`` (its left operand cast when it
+    is arithmetic with a constant, so the constant takes the type i32), else ``i32(node)``."""
+    if isinstance(node, ast.BinOp) and not isinstance(node.left, ast.Constant):
+        op = ast.unparse(node)[len(ast.unparse(node.left)):]
+        if isinstance(node.left, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) and op.startswith(" "):
+            return f"i32({ast.unparse(node.left)}){op}"
+    return f"i32({ast.unparse(node)})"
 
 
 def _cast_name(d: DataType) -> str:
