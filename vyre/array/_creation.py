@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DispatchError, UnsupportedDTypeError
+from ..backends.host import storage_nbytes
+from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
-from ._device import check_dtype_on, current_backend, same_device
+from ._device import check_backend, check_dtype_on, current_backend, same_device
 from ._elementwise import greater_equal, less_equal, where
+from ._kernels.dtypes import DType
 from ._kernels.index_maps import Strided
 from ._kernels.nodes import Map, Scalar
 
@@ -35,17 +37,70 @@ if TYPE_CHECKING:
 Shape = int | Sequence[int]
 
 
-def _shape(shape: Shape) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
-        raise DispatchError(f"shape {shape!r} must be non-negative ints", fix="e.g. zeros((3, 4))")
-    return tuple(int(d) for d in dims)
+def _int(value: Any, what: str, name: str) -> int:
+    """``value`` as an int (ints and numpy integers; bools and floats refused: ArgumentTypeError)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"{what}: {name} must be an int, not {type(value).__name__} {value!r}",
+                                fix=f"pass an int as {name}")
+    return int(value)
+
+
+def check_shape(shape: Any, what: str) -> tuple[int, ...]:
+    """``shape`` (an int or a tuple/list of ints) as a tuple of non-negative ints: a float, a string or a bool
+    is an ArgumentTypeError, a negative dimension an InvalidArgumentError."""
+    if isinstance(shape, (tuple, list)):
+        dims = tuple(_int(d, what, "each dimension of the shape") for d in shape)
+    elif isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        dims = (int(shape),)
+    else:
+        raise ArgumentTypeError(f"{what}: shape must be an int or a tuple of ints, not {type(shape).__name__} "
+                                f"{shape!r}", fix=f"e.g. {what}((3, 4)) or {what}(3)")
+    if any(d < 0 for d in dims):
+        raise InvalidArgumentError(f"{what}: shape {shape!r} has a negative dimension",
+                                   fix="dimensions are non-negative ints")
+    return dims
+
+
+_GUARANTEED_BYTES = 1 << 27  # WebGPU's default maxStorageBufferBindingSize: every adapter allows this much
+
+
+def check_size(n: int, dtype: DType, device: Backend, what: str) -> None:
+    """Refuse ``n`` elements of ``dtype`` that no buffer of ``device`` can hold (over its
+    ``max_storage_buffer_bytes``, or over the 2**32 - 1 elements vyre indexes), before anything is allocated
+    on the host or the device: an InvalidArgumentError."""
+    if n > 2**32 - 1:
+        raise InvalidArgumentError(f"{what}: {n} elements are over the 2**32 - 1 a vyre array can index",
+                                   fix="create a smaller array, or split the work into several arrays")
+    nbytes = storage_nbytes(D.ir_type(dtype), n)
+    if nbytes <= _GUARANTEED_BYTES:
+        return
+    limit = int(device.capabilities().max_storage_buffer_bytes)
+    if nbytes > limit:
+        raise InvalidArgumentError(f"{what}: {n} elements of {dtype} take {nbytes} bytes, over the largest buffer "
+                                   f"of {device!r} ({limit} bytes)",
+                                   fix="create a smaller array, or split the work into several arrays")
+
+
+def _real(value: Any, what: str, name: str) -> int | float:
+    """A real Python number from a Python or numpy int/float (bools, complex and others: ArgumentTypeError)."""
+    if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ArgumentTypeError(f"{what}: {name} must be an int or a float, not {type(value).__name__} {value!r}",
+                                fix=f"pass a real number as {name}")
+    return value
+
+
+def _finite(value: int | float, what: str, name: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgumentError(f"{what}: {name} must be finite, not {value!r}", fix=f"pass a finite {name}")
 
 
 def upload(host: np.ndarray, device: Backend) -> Array:
     """A new materialised array holding ``host`` (a numpy array of a supported dtype) on ``device``."""
     dt = D.as_dtype(host.dtype, "asarray")
     check_dtype_on(device, dt)
+    check_size(host.size, dt, device, "asarray")
     a = Array(host.shape, dt, device)
     h = a._allocate()
     if host.size:
@@ -61,7 +116,18 @@ def upload(host: np.ndarray, device: Backend) -> Array:
 
 def _default_host(obj: Any) -> np.ndarray:
     """Python scalars and nested lists: bool -> bool, int -> int32 (range-checked), float -> float32."""
-    host = np.asarray(obj)
+    try:
+        host = np.asarray(obj)
+    except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, ...
+        raise InvalidArgumentError(f"asarray: cannot make an array of {type(obj).__name__}: {exc}",
+                                   fix="pass a rectangular nested list of numbers, a numpy array or a scalar") from None
+    if host.dtype == object and host.size and all(isinstance(v, int) for v in host.flat):
+        raise UnsupportedDTypeError("asarray: Python ints out of int32 range",
+                                    fix="pass dtype=uint32 for values up to 2**32 - 1, or floats")
+    if host.dtype == object:
+        raise ArgumentTypeError(f"asarray: cannot make an array of {type(obj).__name__} {obj!r:.80}",
+                                fix="pass numbers (Python ints in int32 range, floats, bools), nested lists of "
+                                    "them or a numpy array")
     if host.dtype.kind == "i" or host.dtype.kind == "u":
         info = np.iinfo(np.int32)
         if host.size and (host.min() < info.min or host.max() > info.max):
@@ -78,22 +144,24 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Backend | None = None, co
     float64 raise UnsupportedDTypeError: convert with ``.astype`` first, nothing is narrowed silently);
     Python data gets bool/int32/float32. ``copy=False`` on host data raises (uploading copies)."""
     dt = None if dtype is None else D.as_dtype(dtype, "asarray")
+    if copy is not None and not isinstance(copy, (bool, np.bool_)):
+        raise ArgumentTypeError(f"asarray: copy must be True, False or None, not {copy!r}", fix="copy=None")
     if isinstance(obj, Array):
-        if device is not None and device is not obj.device:
+        if device is not None and check_backend(device, "asarray") is not obj.device:
             if copy is False:
-                raise DispatchError("asarray: copy=False but the array is on another device", fix="allow a copy")
+                raise InvalidArgumentError("asarray: copy=False but the array is on another device", fix="allow a copy")
             obj = obj.to_device(device)
         arr: Array = obj
         if dt is not None and dt != arr.dtype:
             if copy is False:
-                raise DispatchError("asarray: copy=False but the dtype differs", fix="allow a copy")
+                raise InvalidArgumentError("asarray: copy=False but the dtype differs", fix="allow a copy")
             return D.astype(arr, dt)
         if copy:
             return D.astype(arr, arr.dtype, copy=True)
         return arr
     if copy is False:
-        raise DispatchError("asarray: copy=False is impossible for host data (it is uploaded)",
-                            fix="pass copy=None or True")
+        raise InvalidArgumentError("asarray: copy=False is impossible for host data (it is uploaded)",
+                                   fix="pass copy=None or True")
     dev = current_backend(device)
     if isinstance(obj, np.ndarray) or isinstance(obj, np.generic) or (
             not isinstance(obj, (list, tuple, bool, int, float)) and hasattr(obj, "__buffer__")):
@@ -115,65 +183,99 @@ def empty(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> 
 
 
 def zeros(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> Array:
+    s = check_shape(shape, "zeros")
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "zeros")
     dev = current_backend(device)
     check_dtype_on(dev, dt)
-    a = Array(_shape(shape), dt, dev)
+    check_size(math.prod(s), dt, dev, "zeros")
+    a = Array(s, dt, dev)
     a._allocate()
     return a
 
 
 def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Backend | None = None) -> Array:
-    """A lazy array of ``fill_value`` (a scalar broadcast: it fuses into whatever consumes it)."""
+    """A lazy array of ``fill_value`` (a scalar broadcast: it fuses into whatever consumes it). A numpy
+    scalar counts as the Python scalar of its kind."""
+    s = check_shape(shape, "full")
+    if isinstance(fill_value, np.generic) and fill_value.dtype.kind in "biuf":
+        fill_value = fill_value.item()
     if dtype is None:
         dt = D.bool if isinstance(fill_value, bool) else D.int32 if isinstance(fill_value, int) else D.float32
     else:
         dt = D.as_dtype(dtype, "full")
     if not isinstance(fill_value, (bool, int, float)):
-        raise DispatchError(f"full: fill_value must be a Python scalar, not {type(fill_value).__name__}",
-                            fix="pass a bool, int or float")
+        raise ArgumentTypeError(f"full: fill_value must be a Python scalar, not {type(fill_value).__name__}",
+                                fix="pass a bool, int or float")
     D.check_scalar(fill_value, dt, "full")
     dev = current_backend(device)
     check_dtype_on(dev, dt)
-    s = _shape(shape)
+    check_size(math.prod(s), dt, dev, "full")
     v = dt.type(fill_value).item() if dt.kind != "f" else float(fill_value)
     return Array(s, dt, dev, Map("positive", (Scalar(v, dt),), dt, s))
 
 
 def ones(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> Array:
+    s = check_shape(shape, "ones")
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "ones")
-    return full(shape, True if dt == D.bool else 1.0 if dt.kind == "f" else 1, dtype=dt, device=device)
+    return full(s, True if dt == D.bool else 1.0 if dt.kind == "f" else 1, dtype=dt, device=device)
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
            device: Backend | None = None) -> Array:
     if stop is None:
         start, stop = 0, start
+    start, stop, step = (_real(v, "arange", name) for v, name in ((start, "start"), (stop, "stop"), (step, "step")))
+    for v, name in ((start, "start"), (stop, "stop"), (step, "step")):
+        _finite(v, "arange", name)
     if step == 0:
-        raise DispatchError("arange: step must not be 0", fix="pass a non-zero step")
+        raise InvalidArgumentError("arange: step must not be 0", fix="pass a non-zero step")
     floats = any(isinstance(v, float) for v in (start, stop, step))
     dt = (D.float32 if floats else D.int32) if dtype is None else D.as_dtype(dtype, "arange")
+    dev = current_backend(device)
+    check_dtype_on(dev, dt)
     n = max(0, math.ceil((stop - start) / step))
+    check_size(n, dt, dev, "arange")  # before the host ramp: arange(0, 1e12) is refused, not allocated
     host = (start + np.arange(n, dtype=np.float64) * step)
-    return upload(host.astype(dt), current_backend(device))
+    return upload(host.astype(dt), dev)
 
 
 def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, device: Backend | None = None,
              endpoint: bool = True) -> Array:
+    start, stop = _real(start, "linspace", "start"), _real(stop, "linspace", "stop")
+    _finite(start, "linspace", "start")
+    _finite(stop, "linspace", "stop")
+    count = _int(num, "linspace", "num")
+    if count < 0:
+        raise InvalidArgumentError(f"linspace: num must be non-negative, not {count}", fix="pass num >= 0")
+    if not isinstance(endpoint, (bool, np.bool_)):
+        raise ArgumentTypeError(f"linspace: endpoint must be a bool, not {endpoint!r}", fix="endpoint=True")
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "linspace")
     if dt.kind != "f":
         raise UnsupportedDTypeError("linspace needs a float dtype", fix="dtype=float32")
-    host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64).astype(dt)
-    return upload(host, current_backend(device))
+    dev = current_backend(device)
+    check_dtype_on(dev, dt)
+    check_size(count, dt, dev, "linspace")
+    host = np.linspace(start, stop, count, endpoint=bool(endpoint), dtype=np.float64).astype(dt)
+    return upload(host, dev)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Backend | None = None) -> Array:
+    rows = _int(n_rows, "eye", "n_rows")
+    cols = rows if n_cols is None else _int(n_cols, "eye", "n_cols")
+    diag = _int(k, "eye", "k")
+    if rows < 0 or cols < 0:
+        raise InvalidArgumentError(f"eye: n_rows and n_cols must be non-negative, not {rows} and {cols}",
+                                   fix="pass sizes >= 0")
     dt = D.float32 if dtype is None else D.as_dtype(dtype, "eye")
-    return upload(np.eye(n_rows, n_cols, k=k, dtype=dt), current_backend(device))
+    dev = current_backend(device)
+    check_dtype_on(dev, dt)
+    check_size(rows * cols, dt, dev, "eye")
+    return upload(np.eye(rows, cols, k=diag, dtype=dt), dev)
 
 
 def _like(x: Array, dtype: Any, device: Backend | None) -> tuple[Any, Backend]:
+    _check(x, "*_like")
     return (x.dtype if dtype is None else dtype), (x.device if device is None else device)
 
 
@@ -200,8 +302,8 @@ def full_like(x: Array, /, fill_value: bool | int | float, *, dtype: Any = None,
 
 def _check(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
-        raise DispatchError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                            fix="convert with vyre.array.asarray first")
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
     return x
 
 
@@ -210,18 +312,18 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
     shape (n_0, ..., n_{N-1}) for ``indexing='ij'``, or with the first two sizes swapped for ``'xy'``
     (Cartesian; only when N >= 2). Lazy views: nothing is copied."""
     if indexing not in ("xy", "ij"):
-        raise DispatchError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}", fix="indexing='ij'")
+        raise InvalidArgumentError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}", fix="indexing='ij'")
     xs = [_check(a, "meshgrid") for a in arrays]
     if not xs:
         return []
     same_device(xs, "meshgrid")
     for a in xs:
         if a.ndim != 1:
-            raise DispatchError(f"meshgrid: inputs must be 1-D, got shape {list(a.shape)}",
-                                fix="reshape each input to 1-D first")
+            raise InvalidArgumentError(f"meshgrid: inputs must be 1-D, got shape {list(a.shape)}",
+                                       fix="reshape each input to 1-D first")
         if a.dtype != xs[0].dtype:
-            raise DispatchError(f"meshgrid: inputs must share one dtype, got {xs[0].dtype} and {a.dtype}",
-                                fix="convert them with astype to one dtype")
+            raise InvalidArgumentError(f"meshgrid: inputs must share one dtype, got {xs[0].dtype} and {a.dtype}",
+                                       fix="convert them with astype to one dtype")
     axis = list(range(len(xs)))  # the output axis each input runs along
     if indexing == "xy" and len(xs) >= 2:
         axis[0], axis[1] = 1, 0
@@ -239,12 +341,12 @@ def _triangle(value: Any, k: Any, lower: bool, what: str) -> Array:
     try:
         kk = operator.index(k)
     except TypeError:
-        raise DispatchError(f"{what}: k must be an int, got {k!r}", fix="e.g. k=0 (the main diagonal)") from None
+        raise ArgumentTypeError(f"{what}: k must be an int, got {k!r}", fix="e.g. k=0 (the main diagonal)") from None
     if isinstance(k, bool):
-        raise DispatchError(f"{what}: k must be an int, got {k!r}", fix="e.g. k=0 (the main diagonal)")
+        raise ArgumentTypeError(f"{what}: k must be an int, got {k!r}", fix="e.g. k=0 (the main diagonal)")
     if x.ndim < 2:
-        raise DispatchError(f"{what}: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
-                            fix="reshape it to (..., M, N)")
+        raise InvalidArgumentError(f"{what}: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
+                                   fix="reshape it to (..., M, N)")
     m, n = x.shape[-2:]
     if x.size == 0:
         return x

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceMismatchError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, DeviceMismatchError, UnsupportedDTypeError
 from ._kernels.dtypes import DType
 
 if TYPE_CHECKING:
@@ -26,17 +26,35 @@ _current: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("vyre_
 def use(backend: Backend) -> Iterator[Backend]:
     """``with vyre.use(backend):`` makes ``backend`` the default of array creation inside the block
     (nested blocks: the innermost wins; other threads and tasks are not affected). Yields the backend."""
-    token = _current.set(backend)
+    token = _current.set(check_backend(backend, "use"))
     try:
         yield backend
     finally:
         _current.reset(token)
 
 
-def current_backend(device: Backend | None = None) -> Backend:
-    """``device`` when given, else the backend of the innermost ``use`` block, else the default backend."""
-    if device is not None:
+_BACKEND_TYPES: set[type] = set()  # classes already seen to meet the Backend protocol (its isinstance is slow)
+
+
+def check_backend(device: Any, what: str = "device") -> Backend:
+    """``device`` if it is a backend (an object meeting :class:`vyre.backends.base.Backend`), else
+    ArgumentTypeError: a string such as ``"cuda"`` or ``"cpu"`` is not one."""
+    if type(device) in _BACKEND_TYPES:
+        return device  # type: ignore[no-any-return]
+    from ..backends.base import Backend  # why: import time (vyre.array does not load the backends)
+    if isinstance(device, Backend):
+        _BACKEND_TYPES.add(type(device))
         return device
+    raise ArgumentTypeError(f"{what}: {device!r} ({type(device).__name__}) is not a vyre backend",
+                            fix="pass a backend object (x.device, vyre.WgpuBackend.acquire(), vyre.ReferenceBackend()) "
+                                "or None for the default (the innermost vyre.use block, else vyre.default_backend())")
+
+
+def current_backend(device: Backend | None = None) -> Backend:
+    """``device`` when given (checked to be a backend: ArgumentTypeError otherwise), else the backend of the
+    innermost ``use`` block, else the default backend."""
+    if device is not None:
+        return check_backend(device)
     b = _current.get()
     if b is not None:
         return b

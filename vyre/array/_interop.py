@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..backends.host import storage_nbytes
-from ..errors import ArgumentTypeError, InvalidArgumentError
+from ..errors import ArgumentTypeError
 from . import _dtypes as D
 from ._array import Array
+from ._creation import check_shape, check_size
 from ._device import check_dtype_on, current_backend
 
 if TYPE_CHECKING:
@@ -59,12 +60,11 @@ def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, 
     words). The copy happens on the device, ordered after work already submitted to its queue."""
     dt = D.as_dtype(dtype, "from_wgpu_buffer")
     backend = _wgpu_backend(current_backend(device), "from_wgpu_buffer")
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
-        raise InvalidArgumentError(f"from_wgpu_buffer: bad shape {shape!r}", fix="give non-negative ints")
+    dims = check_shape(shape, "from_wgpu_buffer")
     check_dtype_on(backend, dt)
-    out = Array(dims, dt, backend)
     n = math.prod(dims)
+    check_size(n, dt, backend, "from_wgpu_buffer")
+    out = Array(dims, dt, backend)
     if n == 0:
         return out
     h = out._allocate()
