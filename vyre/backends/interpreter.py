@@ -20,11 +20,21 @@ invocations ("lanes") at once:
   vec3 padded to 4 components); workgroup arrays have one copy per workgroup of the chunk;
 * lockstep execution satisfies every barrier of a race-free program, so ``barrier`` is a
   no-op; atomics give the result of running the active lanes one at a time in lane order.
+
+Loop budget
+-----------
+A loop that never ends would make the interpreter run forever, so every loop trip checks two
+budgets (the backend's ``max_loop_seconds`` and ``max_loop_iterations``): a chunk still running
+loops after ``max_loop_seconds`` of wall time since it started (5 s by default; ``None``: no time
+limit), or one loop running more than ``max_loop_iterations`` trips (10,000,000 by default), raises
+:class:`~vyre.errors.DispatchError` naming the program and the loop by its statement path
+(``body[2].then[0]``, as the validator's paths) and text, with its trip count.
 """
 
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,6 +61,8 @@ from ..ir.nodes import (
     While,
 )
 from ..ir.program import Program
+from ..ir.text import stmt_head
+from ..ir.traverse import CHILD_FIELDS, Slot
 from .host import storage_dtype
 from .interpreter_exprs import ExprEval
 from .memory import Memory
@@ -60,12 +72,41 @@ if TYPE_CHECKING:  # why: annotation only; reference.py imports this module
 
 COMPACT_MIN_LANES = 2048  # loops over at least this many lanes ...
 COMPACT_RATIO = 4  # ... continue on a compacted copy once at most 1/4 of them are active
+DEFAULT_MAX_LOOP_SECONDS = 5.0  # wall time a chunk may spend before its running loop is taken as endless
 
 
 @dataclass
 class _Loop:
     brk: np.ndarray  # lanes that executed break
     cont: np.ndarray  # lanes that executed continue in the current trip
+
+
+@dataclass
+class _Running:
+    """A loop being executed (for the loop budget's message): the statement and its trips so far."""
+
+    node: For | While
+    trips: int = 0
+
+
+def stmt_path(program: Program, node: Stmt) -> str:
+    """The path of statement ``node`` (found by identity) in ``program``: ``body[1].then[0]``, the
+    validator's form; ``"?"`` when it is not there."""
+    stack: list[tuple[Sequence[Stmt], str]] = [(program.body, "body")]
+    while stack:
+        stmts, path = stack.pop()
+        for i, s in enumerate(stmts):
+            here = f"{path}[{i}]"
+            if s is node:
+                return here
+            for f in CHILD_FIELDS.get(type(s), ()):
+                if f.slot is Slot.BODY:
+                    stack.append((getattr(s, f.name), f"{here}.{f.name}"))
+    return "?"
+
+
+def _loop_text(program: Program, r: _Running) -> str:
+    return f"the {r.node.kind} loop at {stmt_path(program, r.node)} ({stmt_head(r.node)})"
 
 
 class Chunk(ExprEval, covers=STMT_TYPES):
@@ -80,6 +121,10 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         self.inv = program.workgroup_invocations
         self.L = n_wg * self.inv
         self.max_iter = backend.max_loop_iterations
+        self.max_seconds = backend.max_loop_seconds
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + self.max_seconds if self.max_seconds is not None else float("inf")
+        self.running: list[_Running] = []  # loops being executed, outermost first (shared by compacted copies)
         self.compact_min = backend.compact_min_lanes
         self.sg_size = backend.subgroup_size
         self.lane = np.arange(self.L, dtype=np.int64)
@@ -113,12 +158,33 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         return old if np.array_equal(new, old) else new
 
     def check_iterations(self, trips: int, node: For | While) -> None:
+        """The loop budget (see the module docstring), checked at each trip of ``node`` (the innermost
+        running loop)."""
+        running = self.running[-1]
+        running.trips = trips
         if trips > self.max_iter:
             raise DispatchError(
-                f"a {node.kind} loop in program {self.program.name!r} ran more than {self.max_iter} iterations: "
-                "likely an infinite loop",
-                fix="check the loop condition, or raise ReferenceBackend(max_loop_iterations=...)",
+                f"{_loop_text(self.program, running)} in program {self.program.name!r} ran more than "
+                f"{self.max_iter} iterations: likely an infinite loop",
+                fix="make the loop end (check its condition, and that a break is reached), or raise the "
+                    "trip cap: ReferenceBackend(max_loop_iterations=...)",
             )
+        if time.monotonic() > self.deadline:
+            raise self._timed_out()
+
+    def _timed_out(self) -> DispatchError:
+        # the loop with the most trips is the likely endless one; the others running are listed
+        worst = max(self.running, key=lambda r: r.trips)
+        others = [f"{_loop_text(self.program, r)}: {r.trips} trips" for r in self.running if r is not worst]
+        nested = f" (loops running: {'; '.join(others)})" if others else ""
+        return DispatchError(
+            f"program {self.program.name!r} was still running after {time.monotonic() - self.t0:.1f} s: "
+            f"{_loop_text(self.program, worst)} had run {worst.trips} trips without ending{nested}; likely an "
+            f"infinite loop (the reference backend's budget is {self.max_seconds:g} s of wall time per chunk "
+            f"of at most chunk_lanes invocations)",
+            fix="make the loop end (check its condition, and that a break is reached); for a long loop that "
+                "does end, raise the budget: ReferenceBackend(max_loop_seconds=60), or None for no time limit",
+        )
 
     # ---- statements: each returns the mask of lanes that fall through ----
     def block(self, stmts: Sequence[Stmt], mask: np.ndarray) -> np.ndarray:
@@ -215,10 +281,12 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         """While loop, or for loop when ``step`` is given (its variable is in the top scope)."""
         loop = _Loop(brk=self.none, cont=self.none)
         self.loops.append(loop)
+        self.running.append(_Running(s))
         try:
             done = self._trips(s, step, loop, mask, 0)
         finally:
             self.loops.pop()
+            self.running.pop()
         return self._same(done | loop.brk, mask)
 
     def _trips(self, s: For | While, step: Any, loop: _Loop, active: np.ndarray, trips: int) -> np.ndarray:
@@ -325,4 +393,5 @@ class Chunk(ExprEval, covers=STMT_TYPES):
         return sub
 
 
-__all__ = ["Chunk", "COMPACT_MIN_LANES", "COMPACT_RATIO"]
+__all__ = ["Chunk", "COMPACT_MIN_LANES", "COMPACT_RATIO", "DEFAULT_MAX_LOOP_SECONDS",
+           "stmt_path"]

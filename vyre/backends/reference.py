@@ -21,7 +21,7 @@ from .base import Backend, BatchJob, Capabilities, ResidentRange, ResidentStep, 
 from .config import DispatchConfig
 from .handles import ResidentHandle
 from .host import DispatchPlan, storage_dtype, storage_to_host
-from .interpreter import COMPACT_MIN_LANES
+from .interpreter import COMPACT_MIN_LANES, DEFAULT_MAX_LOOP_SECONDS
 from .interpreter import Chunk as _Chunk
 from .interpreter_subgroup import valid_subgroup_size
 from .memory import Memory
@@ -48,9 +48,15 @@ class ReferenceBackend(Backend):
 
     chunk_lanes:
         at most this many invocations run at once (whole workgroups; at least one).
+    max_loop_seconds:
+        the loop budget in wall time (5 s by default): a chunk of the dispatch (at most
+        ``chunk_lanes`` invocations; a smaller dispatch is one chunk) still running loops after
+        this many seconds raises DispatchError naming the program and the loop (its statement
+        path, e.g. ``body[2].then[0]``, its text and trips) instead of hanging. Raise it for
+        long loops that do end; ``None`` turns the time limit off.
     max_loop_iterations:
-        a loop running more trips than this in one chunk raises DispatchError (likely an
-        infinite loop) instead of hanging.
+        the loop budget in trips: a loop running more trips than this in one chunk raises
+        DispatchError the same way (likely an infinite loop), whichever budget is spent first.
     compact_min_lanes:
         a loop running over at least this many lanes continues on a compacted copy of the
         lanes once at most a quarter of them are still active (divergent loops then cost
@@ -74,7 +80,8 @@ class ReferenceBackend(Backend):
                  max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS,
                  compact_min_lanes: int = COMPACT_MIN_LANES,
                  max_storage_buffer_bytes: int = DEFAULT_MAX_STORAGE_BUFFER_BYTES,
-                 subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
+                 subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+                 max_loop_seconds: float | None = DEFAULT_MAX_LOOP_SECONDS) -> None:
         if chunk_lanes < 1:
             raise ValueError(f"chunk_lanes must be >= 1, got {chunk_lanes}")
         if max_storage_buffer_bytes < 4:
@@ -85,6 +92,9 @@ class ReferenceBackend(Backend):
         self.chunk_lanes = int(chunk_lanes)
         self.subgroup_size = int(subgroup_size)
         self.max_loop_iterations = int(max_loop_iterations)
+        if max_loop_seconds is not None and not max_loop_seconds > 0:
+            raise ValueError(f"max_loop_seconds must be > 0 or None, got {max_loop_seconds!r}")
+        self.max_loop_seconds = None if max_loop_seconds is None else float(max_loop_seconds)
         self.compact_min_lanes = max(1, int(compact_min_lanes))
         self.max_storage_buffer_bytes = int(max_storage_buffer_bytes)
         self._validated: OrderedDict[str, None] = OrderedDict()  # fingerprints, bounded LRU
@@ -233,4 +243,5 @@ class ReferenceBackend(Backend):
         return _run_pipeline_on(self, pipeline, inputs)
 
 
-__all__ = ["ReferenceBackend", "Memory", "DEFAULT_CHUNK_LANES", "DEFAULT_MAX_LOOP_ITERATIONS"]
+__all__ = ["ReferenceBackend", "Memory", "DEFAULT_CHUNK_LANES", "DEFAULT_MAX_LOOP_ITERATIONS",
+           "DEFAULT_MAX_LOOP_SECONDS"]
