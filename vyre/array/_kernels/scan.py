@@ -5,8 +5,11 @@ copy, strided reads when inner > 1).
 
 Two kernels, chosen by L:
 
-* ``lines`` (L <= SERIAL_MAX): one invocation per line, a serial running sum or product (at most
-  SERIAL_MAX iterations; adjacent invocations read adjacent elements when inner > 1).
+* ``lines`` (L <= SERIAL_MAX, or L <= SERIAL_MAX_CPU on a CPU adapter): one invocation per line, a
+  serial running sum or product (at most SERIAL_MAX_CPU iterations; adjacent invocations read adjacent
+  elements when inner > 1). On lavapipe (2 cores) a serial line is ~6x cheaper per element than the
+  workgroup scan's barriers and workgroup memory (1000 x 1000 along either axis: ~11-22 ms vs 65-100
+  ms), so CPU adapters keep it up to SERIAL_MAX_CPU; GPUs need the tiles' parallelism.
 * ``tiles`` (longer lines): a work-efficient multi-level reduce-then-scan. A line is cut into tiles of
   WG * items elements (items, a power of two up to ITEMS, fits the tile to short lines); one workgroup
   per (line, tile), the R * tiles workgroups folded into grid x and y. With one tile per line a level is
@@ -25,7 +28,8 @@ Accumulation as in the reductions (:class:`~vyre.array._kernels.reduction.Reduct
 float16 rounded once per output; integers wrap, bit-exact whatever the association since + and * are
 associative modulo 2**32). Float results are reassociated: :func:`depth` is the longest chain of f32
 roundings from an element to an output, so |got - exact| <= (depth + 1) * eps * (the prefix of |x|)
-for sums (relative (depth + 1) * eps for products of positive numbers). The sum's identity is -0.0, so
+for sums. A product's rounding is relative and every multiplication of the tree behind output k rounds
+all of it: relative (k + depth + 1) * eps, as for a serial running product. The sum's identity is -0.0, so
 a line of -0.0 scans to -0.0 as numpy's does; ``include_initial``'s first element is +0.0 (or 1).
 """
 
@@ -46,13 +50,13 @@ from .nodes import Node, collect
 from .reduction import Reduction, load
 
 if TYPE_CHECKING:
-    from ...backends.base import Backend
     from .._array import Array
 
 WG = 256  # lanes per workgroup
 RAKE = 16  # WG = RAKE * RAKE: lanes raking the lane totals, RAKE totals each
 ITEMS = 8  # elements per lane in a full tile (tile = WG * ITEMS = 2048)
 SERIAL_MAX = 64  # lines at most this long run one invocation each
+SERIAL_MAX_CPU = 4096  # the same on a CPU adapter (lavapipe), where a serial line beats a workgroup scan
 MAX_GRID = 65535  # workgroups along one grid axis (WebGPU's default limit)
 
 programs = cache.register("scan", 256, Program)
@@ -88,10 +92,24 @@ class Level:
         return Level(self.rows, self.tiles) if self.tiles > 1 else None
 
 
-def depth(length: int) -> int:
+def serial(length: int, device: Any) -> bool:
+    """Whether lines of ``length`` run the ``lines`` kernel on ``device`` (a backend)."""
+    return length <= (SERIAL_MAX_CPU if _cpu_adapter(device) else SERIAL_MAX)
+
+
+def _cpu_adapter(device: Any) -> bool:
+    info = getattr(device, "adapter_info", None)  # WgpuBackend's (wgpu's adapter info); others have none
+    if callable(info):
+        info = info()
+    kind = info.get("adapter_type") if isinstance(info, dict) else None
+    return str(kind or "").replace("-", "").replace("_", "").lower() == "cpu"
+
+
+def depth(length: int, lines: bool | None = None) -> int:
     """Longest chain of f32 roundings from an element to an output of a line of ``length`` (the float
-    tolerance budget; see the module docstring)."""
-    if length <= SERIAL_MAX:
+    tolerance budget; see the module docstring); ``lines``: whether the ``lines`` kernel runs (None:
+    as on a GPU)."""
+    if lines if lines is not None else length <= SERIAL_MAX:
         return length
     d, lv = 0, Level(1, length)
     while True:
@@ -318,7 +336,7 @@ def _input_sums_program(red: Reduction, node: Node, lv: Level, inner: int) -> Pr
         _sums_body(b, red, lv, read, _part_writer(b, "sums", red, lv.rows, lv.tiles))
         return b.build()
 
-    return programs.get(("input_sums", red, lv, inner, ITEMS, collect(node).key), build)
+    return programs.get(("input_sums", red, lv, inner, ITEMS, MAX_GRID, collect(node).key), build)
 
 
 def _input_scan_program(red: Reduction, node: Node, lv: Level, inner: int, initial: bool) -> Program:
@@ -332,7 +350,7 @@ def _input_scan_program(red: Reduction, node: Node, lv: Level, inner: int, initi
         _scan_body(b, red, lv, read, offset, write, exclusive=False, first=first)
         return b.build()
 
-    return programs.get(("input_scan", red, lv, inner, initial, ITEMS, collect(node).key), build)
+    return programs.get(("input_scan", red, lv, inner, initial, ITEMS, MAX_GRID, collect(node).key), build)
 
 
 def _part_sums_program(red: Reduction, lv: Level) -> Program:
@@ -342,7 +360,7 @@ def _part_sums_program(red: Reduction, lv: Level) -> Program:
         _sums_body(b, red, lv, read, _part_writer(b, "sums", red, lv.rows, lv.tiles))
         return b.build()
 
-    return programs.get(("part_sums", red.op, red.acc, lv, ITEMS), build)
+    return programs.get(("part_sums", red.op, red.acc, lv, ITEMS, MAX_GRID), build)
 
 
 def _part_scan_program(red: Reduction, lv: Level) -> Program:
@@ -355,7 +373,7 @@ def _part_scan_program(red: Reduction, lv: Level) -> Program:
         _scan_body(b, red, lv, read, offset, write, exclusive=True)
         return b.build()
 
-    return programs.get(("part_scan", red.op, red.acc, lv, ITEMS), build)
+    return programs.get(("part_scan", red.op, red.acc, lv, ITEMS, MAX_GRID), build)
 
 
 def _parts(p: Plan, red: Reduction, lv: Level, src: Any, dst: Any) -> None:
@@ -384,7 +402,7 @@ def scan(red: Reduction, node: Node, dims: tuple[int, int, int], initial: bool, 
     (``initial``: the identity first), deferred into the submission of whatever reads it (fused.defer):
     the pending work ``node`` reads computed in the same submission."""
     outer, length, inner = dims
-    if length <= SERIAL_MAX:
+    if serial(length, res.device):
         prog = _lines_program(red, node, outer, length, inner, initial)
 
         def lines(p: Plan, out: Any) -> None:
@@ -408,9 +426,10 @@ def scan(red: Reduction, node: Node, dims: tuple[int, int, int], initial: bool, 
     return defer(res, [node], tiles, zeroed=False)
 
 
-def passes(length: int) -> int:
-    """The number of programs one call runs for lines of ``length`` (1 for one tile, 3 per extra level)."""
-    if length <= SERIAL_MAX:
+def passes(length: int, device: Any = None) -> int:
+    """The number of programs one call runs for lines of ``length`` on ``device`` (1 for the ``lines``
+    kernel or one tile, 2 more per extra level)."""
+    if serial(length, device):
         return 1
     n, lv = 1, Level(1, length)
     while (nxt := lv.next()) is not None:
@@ -418,4 +437,4 @@ def passes(length: int) -> int:
     return n
 
 
-__all__ = ["scan", "depth", "passes", "Level", "SERIAL_MAX", "ITEMS", "WG"]
+__all__ = ["scan", "serial", "depth", "passes", "Level", "SERIAL_MAX", "SERIAL_MAX_CPU", "ITEMS", "WG"]
