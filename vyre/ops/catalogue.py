@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 from .namespace import table_of
@@ -27,10 +28,39 @@ def _params_text(spec: Any) -> str:
     return ", ".join(parts)
 
 
+def _size(w: Any) -> int:
+    return sum(int(getattr(a, "size", 0)) for a in w.inputs)
+
+
+def _at(params: dict[str, Any], keys: list[str]) -> str:
+    return ", ".join(f"{k}={params[k]!r}" for k in keys if k in params)
+
+
+def _group_text(spec: Any, ws: list[Any]) -> str:
+    """One dtype's tolerance: the rule the op declares (``tolerance_rule``) with its value at the largest
+    witness (tolerance_for's, so it cannot drift); without a rule, the value when every witness has the
+    same, else the values at the smallest and the largest witness."""
+    tols = [spec.tolerance_of(w.params) for w in ws]
+    typical = max(ws, key=_size)
+    rule = spec.tolerance_rule_of(typical.params)
+    if not rule and len(set(tols)) == 1:
+        return str(tols[0].describe())
+    varying = [k for k in ws[0].params if len({repr(w.params.get(k)) for w in ws}) > 1]
+    varying += [k for w in ws for k in w.params if k not in ws[0].params and k not in varying]
+    worked = spec.tolerance_of(typical.params).describe()
+    if rule:
+        named = [k for k in typical.params if re.search(rf"(?<![\w.]){re.escape(k)}\b", rule)] or varying
+        return f"{rule} (e.g. {worked} at {_at(typical.params, named)})"
+    small = min(ws, key=_size)
+    return (f"depends on the params: {spec.tolerance_of(small.params).describe()} at {_at(small.params, varying)}; "
+            f"{worked} at {_at(typical.params, varying)}")
+
+
 def _tolerance_text(spec: Any) -> str:
-    seen: dict[str, str] = {}
+    groups: dict[str, list[Any]] = {}
     for w in spec.witnesses():
-        seen.setdefault(str(w.params.get("dtype", "")), spec.tolerance_of(w.params).describe())
+        groups.setdefault(str(w.params.get("dtype", "")), []).append(w)
+    seen = {k: _group_text(spec, ws) for k, ws in groups.items()}
     if len(set(seen.values())) <= 1:
         return next(iter(seen.values()), spec.tolerance.describe())
     return "; ".join(f"{k}: {v}" for k, v in seen.items())
@@ -119,7 +149,12 @@ def catalogue_markdown(specs: Any = None) -> str:
         "`vyre.ops.<family>.<name>(backend, *arrays, **params)`. The convenience layer",
         "derives the build params from the arrays; `vyre.ops.registry.get(id).build(**params)`",
         "gives the pipeline. Tolerances are against the op's numpy reference, per dtype where they",
-        "differ. `python -m vyre.conform` checks every op on every backend.",
+        "differ. A tolerance that grows with the params is given as its rule (`OpSpec.tolerance_rule`:",
+        "`rtol=2^-20 atol=k·2^-22`) with its value at the op's largest witness (`e.g. ... at k=128`,",
+        "`tolerance_for` of those params); for an op that declares no rule, its values at the smallest",
+        "and the largest witness. Check a result against the rule at your own params (or",
+        "`vyre.ops.registry.get(id).tolerance_of(params)`), not against the worked value.",
+        "`python -m vyre.conform` checks every op on every backend.",
         "",
         *families_markdown(specs),
         *variants_markdown(specs),

@@ -136,6 +136,10 @@ class OpSpec:
     tolerance_for: Callable[[dict], Tolerance] | None = None  # per-params override (e.g. f16)
     needs_for: Callable[[dict], frozenset] | None = None  # extra per-params features (e.g. f16 params)
     variants: tuple[Variant, ...] = ()  # alternative kernels, most preferred first
+    # how the tolerance grows with the params, for docs/ops.md (e.g. "rtol=2^-20 atol=k·2^-22"): a str, or
+    # params -> str (None where the params' tolerance is constant); None: docs/ops.md derives the text from
+    # tolerance_for at the smallest and largest witness. The worked value next to it is always tolerance_for's
+    tolerance_rule: str | Callable[[dict], str | None] | None = None
 
     def variant_names(self) -> list[str]:
         """Every kernel of this op in preference order, ``"generic"`` (``build``) last."""
@@ -147,6 +151,11 @@ class OpSpec:
 
     def tolerance_of(self, params: dict) -> Tolerance:
         return self.tolerance_for(params) if self.tolerance_for else self.tolerance
+
+    def tolerance_rule_of(self, params: dict) -> str | None:
+        """The declared rule text of the tolerance at these params (``tolerance_rule``), or None."""
+        rule = self.tolerance_rule
+        return rule(params) if callable(rule) else rule
 
     def needs_of(self, params: dict) -> frozenset:
         """Adapter features these params need: ``needs`` plus ``needs_for(params)``."""

@@ -241,7 +241,7 @@ register(OpSpec(
     id="matmul", category="linalg",
     summary="C = A @ B for f32 row-major (m, k) @ (k, n): tiled, register-blocked GEMM.",
     build=build, reference=reference, witnesses=witnesses, params_for=params_for,
-    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol,
+    tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol, tolerance_rule="rtol=2^-20 atol=k·2^-22",
 ))
 
 register(OpSpec(
@@ -250,6 +250,7 @@ register(OpSpec(
             "precision='fast': packed f16 multiply-adds.",
     build=build_batched, reference=reference, witnesses=witnesses_batched, params_for=params_for_batched,
     tolerance=rel(2.0 ** -20, 2.0 ** -22), tolerance_for=_tol_batched, needs_for=_fast_needs,
+    tolerance_rule="rtol=2^-20 atol=k·2^-22 (precision='fast': atol=k·2^-9)",
 ))
 
 register(OpSpec(
@@ -257,5 +258,6 @@ register(OpSpec(
     summary="C = A @ B for f16 (m, k) @ (k, n): f32 accumulation, f16 result rounded once.",
     build=build_f16, reference=reference_f16, witnesses=witnesses_f16, params_for=params_for_f16,
     tolerance=rel(2.0 ** -10, 2.0 ** -22), tolerance_for=_tol_f16, needs=frozenset({"shader-f16"}),
+    tolerance_rule="rtol=2^-10 atol=k·2^-22",
 ))
 

@@ -116,4 +116,5 @@ register(OpSpec(
             "blocked accumulation (f16 over 16 k, then f32), f16 result.",
     build=build, reference=reference_f16, witnesses=witnesses, params_for=params_for,
     tolerance=rel(2.0 ** -10, 2.0 ** -10), tolerance_for=tolerance, needs=frozenset({"shader-f16"}),
+    tolerance_rule="rtol=2^-10 atol=k·2^-10",
 ))

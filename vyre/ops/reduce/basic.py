@@ -190,10 +190,23 @@ _SUMMARY = {
     "mean": "mean (f32) over the whole buffer or along an axis",
 }
 
+# docs/ops.md's text of tolerance_for (n: the elements each output reduces, from shape and axis; h: the longest
+# chain of roundings from an element to its output, _blocks.depth)
+_TOLERANCE_RULE: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "sum": lambda p: None if p["dtype"] != "f32" else
+    "rtol=(h + 2)·2^-23 atol=(h + 1)·2^-23·n for |x| <= 1, n = the elements per output (shape, axis), "
+    "h = the longest chain of additions to an output",
+    "prod": lambda p: None if p["dtype"] != "f32" else
+    "rtol=(n + 1)·2^-23, n = the elements per output (shape, axis)",
+    "mean": lambda p: "rtol=(h + 3)·2^-23 atol=(h + 1)·2^-23" + {"f32": "", "i32": "·2^31", "u32": "·2^32"}[p["dtype"]]
+    + " (h = the longest chain of additions to an output, from shape and axis)",
+}
+
 for _op in ("sum", "prod", "min", "max", "mean"):
     register(OpSpec(
         id=f"reduce.{_op}", category="reduce", summary=_SUMMARY[_op], build=_build(_op),
         reference=_reference(_op), witnesses=_witnesses(_op), params_for=_params_for(_op),
         tolerance=EXACT if _op in ("min", "max") else rel(1e-6), tolerance_for=_tolerance(_op),
         variants=(subgroup_sum.VARIANT,) if _op == "sum" else (),
+        tolerance_rule=_TOLERANCE_RULE.get(_op),
     ))
