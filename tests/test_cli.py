@@ -224,12 +224,49 @@ def test_run_errors(cli, saxpy_wire):
     _one_line_error(cli("run", w, "-i", "a=1", "-i", "x=bad.npy", "-i", f"y={cli.work / 'y.npy'}"), 2,
                     "cannot read bad.npy")
     xi = _npy(cli.work, "xi", np.arange(1000, dtype=np.int32))  # wrong dtype: the dispatch refuses it
+    # exit 2 when the backend calls it a bad argument (an InvalidArgumentError, issue 27's rule), else 1
+    try:
+        vyre.ReferenceBackend().dispatch(build_saxpy(), {"a": np.float32([1]), "x": np.load(xi),
+                                                         "y": np.load(cli.work / "y.npy")})
+    except vyre.errors.DispatchError as exc:
+        status = 2 if isinstance(exc, vyre.errors.InvalidArgumentError) else 1
     _one_line_error(cli("run", w, "-i", "a=1", "-i", f"x={xi}", "-i", f"y={cli.work / 'y.npy'}",
-                        "--backend", "reference"), 1, "DispatchError", "dtype int32")
+                        "--backend", "reference"), status, "DispatchError", "dtype int32")
     _one_line_error(cli("run", "missing.json"), 2, "no such file")
 
 
+def test_run_writes_exactly_the_output_path_it_reports(cli, saxpy_wire):
+    # issue 27: `-o y=result` reported `result` and wrote `result.npy`; `-o y=<dir>` wrote `<dir>.npy`
+    w = str(saxpy_wire)
+    x, y, args = _saxpy_inputs(cli.work)
+    base = ("run", w, "-i", "a=2", *args, "--backend", "reference")
+    for given, written in (("result", "result.npy"), ("sub/res", "sub/res.npy"), ("y.out", "y.out"),
+                           ("named.npy", "named.npy"), ("deep/er/r.v1", "deep/er/r.v1")):
+        r = cli(*base, "-o", f"y={given}")
+        assert r.returncode == 0, r.err
+        assert r.out.strip() == f"y: float32 (1000,) -> {written}", (given, r.out)
+        np.testing.assert_allclose(np.load(cli.work / written), 2 * x + y, rtol=1e-5, atol=1e-6)
+    assert not (cli.work / "y.out.npy").exists() and not (cli.work / "result.npy.npy").exists()
+    (cli.work / "adir").mkdir()
+    (cli.work / "outs" / "y.npy").mkdir(parents=True)
+    before = sorted(p.name for p in cli.work.iterdir())
+    _one_line_error(cli(*base, "-o", "y=adir"), 2, "--output y=adir", "is a directory", "adir/y.npy")
+    _one_line_error(cli(*base, "-o", "y=newdir/"), 2, "is a directory")
+    _one_line_error(cli(*base, "-o", "y=a.npy", "-o", "y=b.npy"), 2, "--output y given twice")
+    _one_line_error(cli(*base, "--out-dir", "outs"), 2, "it is a directory")
+    assert sorted(p.name for p in cli.work.iterdir()) == before  # nothing written: no adir.npy, no newdir
+    assert not list((cli.work / "adir").iterdir())
+
+
 # ---------------------------------------------------------------------------------------------- export
+def test_export_bad_name_is_a_bad_argument(cli, saxpy_wire):
+    # issue 27: `vyre export --name ../../x` exited 1 (the docs: bad arguments exit 2)
+    for bad in ("../../x", "a/b", ".hidden", "-x"):
+        _one_line_error(cli("export", str(saxpy_wire), "--out", "exported", "--name", bad), 2,
+                        "vyre export: error:", f"--name {bad!r}", "not a plain file name")
+    assert not (cli.work / "exported").exists() and not (cli.work.parent.parent / "x.json").exists()
+
+
 def test_export(cli, saxpy_wire):
     r = cli("export", str(saxpy_wire), "--out", "exported")
     assert r.returncode == 0, r.err

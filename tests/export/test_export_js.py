@@ -23,7 +23,7 @@ import pytest
 import tint_check
 
 from vyre.backends import host
-from vyre.errors import LoweringError, ValidationError
+from vyre.errors import ArgumentTypeError, InvalidArgumentError, LoweringError, ValidationError
 from vyre.export import export_program
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.decls import BufferDecl
@@ -254,11 +254,17 @@ def test_export_program_api(tmp_path):
     assert export_program(p, str(tmp_path), name="other.v1").name == "other.v1.json"
     odd = ProgramBuilder("op/with space", 1).build()
     assert export_program(odd, tmp_path).name == "op_with_space.json"
-    for bad in ("", "../x", "a/b", ".hidden", "-x"):
-        with pytest.raises(LoweringError):
+    for bad in ("", "../x", "a/b", ".hidden", "-x", "x" * 121):
+        # issue 27's rule: a bad argument is also the builtin ValueError
+        with pytest.raises(InvalidArgumentError, match="not a plain file name") as info:
             export_program(p, tmp_path, name=bad)
-    with pytest.raises(LoweringError):
+        assert isinstance(info.value, ValueError) and info.value.fix
+    with pytest.raises(ArgumentTypeError) as type_info:
+        export_program(p, tmp_path, name=3)  # type: ignore[arg-type]
+    assert isinstance(type_info.value, TypeError)
+    with pytest.raises(ArgumentTypeError):
         export_program("not a program", tmp_path)  # type: ignore[arg-type]
+    assert not list(Path(tmp_path).glob("x*")) and not list(Path(tmp_path).glob("*.hidden*"))
     invalid = Program(name="u", buffers=[BufferDecl(name="u", binding=0, dtype="f32", access="uniform")])
     with pytest.raises(ValidationError):
         export_program(invalid, tmp_path)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import DispatchError
-from ._common import PROGRAM_HELP, USAGE, CliError, load_program
+from ..errors import DispatchError, InvalidArgumentError
+from ._common import PROGRAM_HELP, USAGE, CliError, describe_exception, load_program
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -49,6 +49,17 @@ def _load_input(name: str, text: str) -> Any:
     return value
 
 
+def _output_path(name: str, text: str) -> Path:
+    """Where ``--output NAME=TEXT`` writes: exactly TEXT, with ``.npy`` added only when TEXT has no suffix
+    (``result`` -> ``result.npy``, ``y.out`` stays ``y.out``); a directory (existing, or written with a
+    trailing slash) is a bad argument."""
+    if text.endswith(("/", "\\")) or Path(text).is_dir():
+        raise CliError(f"--output {name}={text}: {text} is a directory; name the file to write, e.g. "
+                       f"{name}={Path(text) / (name + '.npy')} (or --out-dir {text})", USAGE)
+    path = Path(text)
+    return path if path.suffix else path.with_name(path.name + ".npy")
+
+
 def _grid(text: str | None) -> tuple[int, ...] | None:
     if text is None:
         return None
@@ -64,7 +75,8 @@ def _grid(text: str | None) -> tuple[int, ...] | None:
 @click.option("-i", "--input", "inputs", multiple=True, metavar="NAME=PATH.npy",
               help="an input buffer's array (.npy); a number for a one-element buffer. Repeat for each input.")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="NAME=PATH.npy",
-              help="where to write an output buffer (default: OUT_DIR/NAME.npy)")
+              help="the file to write an output buffer to, exactly (.npy is added only to a PATH without a "
+                   "suffix; default: OUT_DIR/NAME.npy)")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="directory for the outputs not named by --output")
 @click.option("--backend", type=click.Choice(["wgpu", "reference"]), default="wgpu", show_default=True,
@@ -77,7 +89,8 @@ def run(program: str, inputs: tuple[str, ...], outputs: tuple[str, ...], out_dir
     """Dispatch PROGRAM once on .npy inputs and write each output buffer as a .npy file.
 
     Every input buffer (access read, read_write or uniform) needs an --input; outputs (read_write and
-    write buffers) go to OUT_DIR/NAME.npy unless --output names a path.
+    write buffers) go to OUT_DIR/NAME.npy unless --output names a file (written as given; .npy is added
+    to a path without a suffix). Each line printed names the file written.
     """
     import numpy as np  # why: import time (as in _load_input)
 
@@ -99,11 +112,23 @@ def run(program: str, inputs: tuple[str, ...], outputs: tuple[str, ...], out_dir
                        USAGE)
     out_names = [b.name for b in prog.output_buffers]
     paths = {n: out_dir / f"{n}.npy" for n in out_names}
+    named: set[str] = set()
     for name, text in _pairs(outputs, "--output"):
         if name not in paths:
             raise CliError(f"--output {name}: {prog.name!r} has no output buffer {name!r} "
                            f"(outputs: {', '.join(out_names) or 'none'})", USAGE)
-        paths[name] = Path(text)
+        if name in named:
+            raise CliError(f"--output {name} given twice", USAGE)
+        named.add(name)
+        paths[name] = _output_path(name, text)
+    for name in out_names:
+        if paths[name].is_dir():  # OUT_DIR/NAME.npy that is a directory
+            raise CliError(f"cannot write output {name} to {paths[name]}: it is a directory", USAGE)
+    by_path: dict[Path, str] = {}
+    for name in out_names:
+        other = by_path.setdefault(paths[name].resolve(), name)
+        if other != name:
+            raise CliError(f"outputs {other} and {name} would both be written to {paths[name]}", USAGE)
     count_map: dict[str, int] = {}
     for name, text in _pairs(counts, "--count"):
         value = _number(text)
@@ -123,12 +148,16 @@ def run(program: str, inputs: tuple[str, ...], outputs: tuple[str, ...], out_dir
         from ..backends.reference import ReferenceBackend  # why: import time (for --backend reference only)
 
         runner = ReferenceBackend()
-    results = runner.dispatch(prog, given, config=config)
+    try:
+        results = runner.dispatch(prog, given, config=config)
+    except InvalidArgumentError as exc:  # an input of the wrong dtype or size: a bad argument
+        raise CliError(describe_exception(exc), USAGE) from None
     for name, array in zip(out_names, results):
         path = paths[name]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            np.save(path, array, allow_pickle=False)
+            with path.open("wb") as f:  # np.save(f) writes exactly this path (np.save(path) adds .npy)
+                np.save(f, array, allow_pickle=False)
         except OSError as exc:
             raise CliError(f"cannot write {path}: {exc.strerror or exc}", USAGE) from None
         click.echo(f"{name}: {array.dtype} {tuple(array.shape)} -> {path}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import VyreError
+from ..errors import InvalidArgumentError, VyreError
 from ._common import PROGRAM_HELP, RUNTIME, USAGE, CliError, describe_exception, load_program
 
 
@@ -44,6 +44,8 @@ def export(program: str, out: Path, name: str | None) -> None:
     prog = load_program(program)
     try:
         manifest = export_program(prog, out, name=name)
+    except InvalidArgumentError as exc:  # --name is not a plain file name: a bad argument
+        raise CliError(f"--name {name!r}: {exc.message}" + (f" ({exc.fix})" if exc.fix else ""), USAGE) from None
     except VyreError as exc:
         raise CliError(f"cannot export {prog.name!r}: {describe_exception(exc)}", RUNTIME) from None
     except OSError as exc:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from ..errors import LoweringError
+from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
 from ..ir.program import Program
 from ..lower import lower
 from .manifest import FORMAT, FORMAT_VERSION, build_manifest
@@ -48,15 +48,21 @@ def render_module(manifest: dict, wgsl: str) -> str:
 def export_program(program: Program, out_dir: str | Path, *, name: str | None = None) -> Path:
     """Write ``NAME.wgsl``, ``NAME.json`` and ``NAME.js`` of ``program`` into ``out_dir`` (created if
     missing) and return the manifest's path. ``name`` defaults to the program's name (characters
-    unfit for a file name become ``_``). Raises ValidationError (an invalid program), LoweringError
-    (not a Program, a bad name, or the output directory cannot be written)."""
+    unfit for a file name become ``_``). Raises, before writing anything, ArgumentTypeError (a TypeError:
+    not a Program, a name that is not a string) or InvalidArgumentError (a ValueError: a name that is not a
+    plain file name, such as ``../x``, which would leave ``out_dir``); ValidationError (an invalid program);
+    LoweringError (the output directory cannot be written)."""
     if not isinstance(program, Program):
-        raise LoweringError(f"export_program() takes a vyre Program, got {type(program).__name__}",
-                            fix="build one with vyre.ProgramBuilder(...).build() or Program.from_wire(...)")
+        raise ArgumentTypeError(f"export_program() takes a vyre Program, got {type(program).__name__}",
+                                fix="build one with vyre.ProgramBuilder(...).build() or Program.from_wire(...)")
     stem = _file_name(program.name) if name is None else name
-    if not isinstance(stem, str) or not _NAME.fullmatch(stem) or len(stem) > 120:
-        raise LoweringError(f"export name {stem!r} is not a plain file name",
-                            fix="use letters, digits, '_', '-' and '.', not starting with '.' or '-'")
+    if not isinstance(stem, str):
+        raise ArgumentTypeError(f"export name {stem!r} is a {type(stem).__name__}, not a string",
+                                fix="pass name='my_kernel' (letters, digits, '_', '-' and '.')")
+    if not _NAME.fullmatch(stem) or len(stem) > 120:
+        raise InvalidArgumentError(f"export name {stem!r} is not a plain file name",
+                                   fix="use letters, digits, '_', '-' and '.', not starting with '.' or '-' "
+                                       "(at most 120 characters); choose the folder with out_dir")
     lowered = lower(program)  # ValidationError / LoweringError
     manifest = build_manifest(program, lowered, stem)
     out = Path(out_dir)
