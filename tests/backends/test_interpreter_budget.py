@@ -28,7 +28,7 @@ def _forever() -> vyre.Program:
 
 def test_default_budget_is_seconds() -> None:
     backend = ReferenceBackend()
-    assert backend.max_loop_seconds == DEFAULT_MAX_LOOP_SECONDS == 5.0
+    assert backend.max_loop_seconds == DEFAULT_MAX_LOOP_SECONDS == 10.0
     assert backend.max_loop_iterations == 10_000_000
 
 
@@ -37,7 +37,7 @@ def test_builder_while_true_raises_within_seconds() -> None:
     with pytest.raises(DispatchError) as info:
         ReferenceBackend().dispatch(_forever())
     elapsed = time.monotonic() - t0
-    assert elapsed < 5.0 + 10.0  # the default budget plus slack for a loaded machine, not 30 minutes
+    assert elapsed < 10.0 + 20.0  # the default budget plus slack for a loaded machine, not 30 minutes
     err = info.value
     assert "'forever'" in err.message
     assert "the while loop at body[1].then[0] (while true {...})" in err.message
@@ -95,15 +95,16 @@ def test_nested_loops_name_the_endless_one() -> None:
 
 
 def test_long_loop_that_ends_still_completes() -> None:
-    # 100,000 trips over a few lanes take about a second here: well inside the default budget
+    # 50,000 trips over a few lanes take under a second here (more on a loaded 2-core CI machine): inside
+    # the default budget
     b = ProgramBuilder("long", workgroup_size=4)
     out = b.buffer("out", "u32", access="write", count=4)
     v = b.var("u32", 0)
-    with b.while_(v < 100_000):
+    with b.while_(v < 50_000):
         v.set(v + 1)
     out[b.global_index()] = v
     (got,) = ReferenceBackend().dispatch(b.build())
-    np.testing.assert_array_equal(got, np.full(4, 100_000, np.uint32))
+    np.testing.assert_array_equal(got, np.full(4, 50_000, np.uint32))
 
 
 def test_budget_covers_compacted_lanes() -> None:

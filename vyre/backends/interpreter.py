@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # why: annotation only; reference.py imports this module
 
 COMPACT_MIN_LANES = 2048  # loops over at least this many lanes ...
 COMPACT_RATIO = 4  # ... continue on a compacted copy once at most 1/4 of them are active
-DEFAULT_MAX_LOOP_SECONDS = 5.0  # wall time a chunk may spend before its running loop is taken as endless
+DEFAULT_MAX_LOOP_SECONDS = 10.0  # wall time a chunk may spend before its running loop is taken as endless
 
 
 @dataclass

@@ -49,7 +49,7 @@ class ReferenceBackend(Backend):
     chunk_lanes:
         at most this many invocations run at once (whole workgroups; at least one).
     max_loop_seconds:
-        the loop budget in wall time (5 s by default): a chunk of the dispatch (at most
+        the loop budget in wall time (10 s by default): a chunk of the dispatch (at most
         ``chunk_lanes`` invocations; a smaller dispatch is one chunk) still running loops after
         this many seconds raises DispatchError naming the program and the loop (its statement
         path, e.g. ``body[2].then[0]``, its text and trips) instead of hanging. Raise it for
