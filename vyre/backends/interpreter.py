@@ -25,7 +25,7 @@ Loop budget
 -----------
 A loop that never ends would make the interpreter run forever, so every loop trip checks two
 budgets (the backend's ``max_loop_seconds`` and ``max_loop_iterations``): a chunk still running
-loops after ``max_loop_seconds`` of wall time since it started (5 s by default; ``None``: no time
+loops after ``max_loop_seconds`` of wall time since it started (10 s by default; ``None``: no time
 limit), or one loop running more than ``max_loop_iterations`` trips (10,000,000 by default), raises
 :class:`~vyre.errors.DispatchError` naming the program and the loop by its statement path
 (``body[2].then[0]``, as the validator's paths) and text, with its trip count.
