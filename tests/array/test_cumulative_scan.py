@@ -234,3 +234,15 @@ def test_backend_kind():
 
     assert S.serial(S.SERIAL_MAX_CPU, Cpu()) and not S.serial(S.SERIAL_MAX_CPU + 1, Cpu())
     assert S.passes(S.SERIAL_MAX + 1) == 1 and S.passes(200_000) == 3
+
+
+def test_deferred_result_keeps_the_values_it_was_called_on(xb, kernel):
+    """The result is deferred (computed in its reader's submission) but scans the input as it was when
+    called: a later assignment or += on the input changes nothing."""
+    for n in (10, 5000, 100_000):
+        a = xp.asarray(np.ones(n, np.float32))
+        c = xp.cumulative_sum(a, include_initial=True)
+        a[0] = 5
+        a += 1
+        got = np.asarray(c)
+        assert np.array_equal(got, np.arange(n + 1, dtype=np.float32))
