@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vyre.errors import DispatchError
+from vyre.errors import DispatchError, InvalidArgumentError, VyreError
 from vyre.ops.registry import compare, get
 
 
@@ -92,3 +92,54 @@ def test_sort_merges_the_shards(ray_pool):
     assert np.array_equal(ray_pool.sort(keys[:1]), keys[:1])
     with pytest.raises(DispatchError, match="1-D"):
         ray_pool.sort(keys.reshape(-1, 3)[:, :2])
+
+
+# issue 27: errors the work raises on a worker came back as Ray's RayTaskError(DispatchError), carrying a
+# coloured remote traceback; the docs promise them unchanged (same class, message and fix)
+WORKER_ERRORS = [
+    ("reduce.sum", lambda p, *a: p.reduce("sum", *a), [np.ones(0, np.float32)]),
+    ("reduce.max", lambda p, *a: p.reduce("max", *a), [np.ones(0, np.int32)]),
+    ("sort.radix", lambda p, *a: p.sort(*a), [np.ones(10, np.float32)]),
+    ("scan.inclusive", lambda p, *a: p.scan(*a), [np.ones(0, np.float32)]),
+    ("scan.exclusive", lambda p, *a: p.scan(*a, exclusive=True), [np.ones(0, np.float32)]),
+    ("zip.add", lambda p, *a: p.elementwise("zip.add", *a), [np.ones(40, np.float32), np.ones(40, np.int32)]),
+    ("map.sqrt", lambda p, *a: p.elementwise("map.sqrt", *a), [np.ones(40, np.int32)]),
+    ("matmul", lambda p, *a: p.matmul(*a), [np.ones((4, 4), np.float64), np.ones((4, 4), np.float64)]),
+]
+
+
+@pytest.mark.parametrize("op,call,args", WORKER_ERRORS, ids=[f"{w[0]}-{k}" for k, w in enumerate(WORKER_ERRORS)])
+def test_worker_errors_come_back_unchanged(ray_pool, gpu, op, call, args):
+    import ray
+
+    from vyre import ops
+    from vyre.ops.api import function_name
+
+    with pytest.raises(VyreError) as local:
+        getattr(ops, function_name(op))(gpu, *args)  # what one backend raises for the same work
+    with pytest.raises(VyreError) as remote:
+        call(ray_pool, *args)
+    want, got = local.value, remote.value
+    assert type(got) is type(want), type(got).__mro__
+    assert not isinstance(got, ray.exceptions.RayTaskError)
+    assert got.fix == want.fix and got.code == want.code
+    assert got.message.startswith(want.message + " (on worker host "), got.message
+    assert ", adapter " in got.message and got.worker in got.message
+    assert str(got) == f"{got.message}\nFix: {got.fix}"
+    assert "Traceback" not in str(got) and "\x1b" not in str(got)  # no remote traceback, no colour codes
+
+
+@pytest.mark.parametrize("call,builtin", [
+    (lambda p: p.reduce("median", np.ones(4, np.float32)), ValueError),
+    (lambda p: p.reduce(3, np.ones(4, np.float32)), TypeError),
+    (lambda p: p.elementwise("zip.nope", np.ones(4, np.float32)), ValueError),
+    (lambda p: p.elementwise(["zip.add"], np.ones(4, np.float32)), TypeError),
+    (lambda p: p.elementwise("reduce.sum", np.ones(4, np.float32)), ValueError),
+    (lambda p: p.matmul(np.ones(4, np.float32), np.ones(4, np.float32)), ValueError),
+    (lambda p: p.sort(np.ones((2, 2), np.uint32)), ValueError),
+])
+def test_pool_argument_errors_are_builtin_errors(ray_pool, call, builtin):
+    with pytest.raises(InvalidArgumentError) as info:
+        call(ray_pool)
+    assert isinstance(info.value, builtin) and isinstance(info.value, DispatchError) and info.value.fix
+    assert getattr(info.value, "worker", None) is None  # raised here, before any worker call

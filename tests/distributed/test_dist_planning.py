@@ -85,3 +85,41 @@ def test_adapter_claim_is_exclusive_until_released():
     again = placement.claim_adapter([index])
     assert again.index == index
     again.release()
+
+
+@pytest.mark.parametrize("kwargs,builtin", [({"timeout_s": 0}, ValueError), ({"timeout_s": "1"}, TypeError),
+                                            ({"chunk_jobs": 0}, ValueError), ({"chunk_bytes": 1.5}, TypeError),
+                                            ({"max_restarts": -1}, ValueError), ({"max_restarts": "3"}, TypeError),
+                                            ({"adapters": []}, ValueError)])
+def test_pool_arguments_are_builtin_errors(kwargs, builtin):
+    # issue 27's rule; checked before Ray is started or joined
+    pytest.importorskip("ray")
+    from vyre.distributed import Pool
+    from vyre.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError) as info:
+        Pool(**kwargs)
+    assert isinstance(info.value, builtin) and info.value.fix
+
+
+def test_ray_task_error_is_unwrapped():
+    # issue 27: Ray's RayTaskError(DispatchError) is a DispatchError too, so it was given back wrapped
+    ray = pytest.importorskip("ray")
+    from vyre.distributed._ray import as_vyre_error
+    from vyre.errors import DispatchError
+
+    cause = DispatchError("reduce.sum of an empty array", fix="pass at least one element")
+    try:
+        raise cause
+    except DispatchError as exc:
+        plain = ray.exceptions.RayTaskError("run_op", "Traceback (most recent call last): ...", exc,
+                                            pid=42, ip="10.0.0.7")
+    wrapped = plain.as_instanceof_cause()
+    assert isinstance(wrapped, DispatchError)  # why the old check returned it as it was
+    unwrapped = as_vyre_error(wrapped, "reduce.sum over 1 shard(s)")
+    assert unwrapped is cause and not isinstance(unwrapped, ray.exceptions.RayError)
+    got = as_vyre_error(plain, "reduce.sum over 1 shard(s)")
+    assert type(got) is DispatchError and got.fix == cause.fix
+    assert got.message == "reduce.sum of an empty array (on worker host 10.0.0.7, pid 42)"
+    assert str(got) == got.message + "\nFix: pass at least one element" and got.worker == "host 10.0.0.7, pid 42"
+    assert cause.message == "reduce.sum of an empty array"  # the original is not changed

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import ArgumentTypeError, InvalidArgumentError
 from ._ray import ray
 from .gather import Pending, gather
 from .sharding import merge_sorted, row_bounds
@@ -29,10 +29,18 @@ def _op_id(op: str) -> str:
     from ..ops.api import function_name  # why: import time (vyre.ops loads pydantic and every op, ~0.6 s)
     from ..ops.registry import all_ops  # why: import time (as above)
 
+    _op_name("op", op)
     for spec in all_ops():
         if op in (spec.id, function_name(spec.id)):
             return spec.id
-    raise DispatchError(f"no vyre op named {op!r}", fix="use an op id from docs/ops.md, e.g. 'zip.add' or 'map.sqrt'")
+    raise InvalidArgumentError(f"no vyre op named {op!r}",
+                               fix="use an op id from docs/ops.md, e.g. 'zip.add' or 'map.sqrt'")
+
+
+def _op_name(what: str, op: object) -> None:
+    if not isinstance(op, str):
+        raise ArgumentTypeError(f"pool: {what} must be a string naming the operation, got {type(op).__name__}",
+                                fix="e.g. pool.elementwise('zip.add', a, b) or pool.reduce('sum', x)")
 
 
 def _timeout(pool: Pool, timeout_s: float | None) -> float:
@@ -65,16 +73,16 @@ def elementwise(pool: Pool, op: str, xs: tuple, kwargs: dict, timeout_s: float |
     broadcasts along axis 0) go to every worker whole, through the object store once."""
     op_id = _op_id(op)
     if not op_id.startswith(ELEMENTWISE):
-        raise DispatchError(f"{op_id} is not an elementwise op: its rows cannot be split",
+        raise InvalidArgumentError(f"{op_id} is not an elementwise op: its rows cannot be split",
                             fix="use pool.matmul/reduce/scan/sort, or pool.map/dispatch_batch for other work")
     if not xs:
-        raise DispatchError(f"{op_id} needs at least one array", fix="pass the op's input arrays")
+        raise InvalidArgumentError(f"{op_id} needs at least one array", fix="pass the op's input arrays")
     arrays = [np.asarray(x) for x in xs]
     ndim = max(a.ndim for a in arrays)
     split = [ndim > 0 and a.ndim == ndim and a.shape[0] > 1 for a in arrays]
     rows = sorted({a.shape[0] for a, s in zip(arrays, split) if s})
     if len(rows) > 1:
-        raise DispatchError(f"{op_id}: the arrays have {rows} rows along axis 0; they must agree (or be 1)",
+        raise InvalidArgumentError(f"{op_id}: the arrays have {rows} rows along axis 0; they must agree (or be 1)",
                             fix="pass arrays that broadcast against each other, as numpy would")
     if not rows:
         return run_shards(pool, op_id, kwargs, [arrays], timeout_s)[0]
@@ -88,7 +96,7 @@ def elementwise(pool: Pool, op: str, xs: tuple, kwargs: dict, timeout_s: float |
 def matmul(pool: Pool, a: Any, b: Any, timeout_s: float | None) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise DispatchError(f"matmul needs (m, k) @ (k, n) arrays, got {a.shape} @ {b.shape}",
+        raise InvalidArgumentError(f"matmul needs (m, k) @ (k, n) arrays, got {a.shape} @ {b.shape}",
                             fix="pass 2-D float32 arrays whose inner dimensions agree")
     b_ref = ray().put(b)  # every worker reads the same object (zero-copy on its node)
     shards = [[a[lo:hi], b_ref] for lo, hi in row_bounds(a.shape[0], pool.size)]
@@ -98,8 +106,9 @@ def matmul(pool: Pool, a: Any, b: Any, timeout_s: float | None) -> np.ndarray:
 def reduce(pool: Pool, op: str, x: Any, timeout_s: float | None) -> np.ndarray:
     """Whole-array ``op`` (sum, prod, min, max): one partial per shard, folded left to right in the
     array's dtype (integers wrap, as the op does)."""
+    _op_name("the reduction", op)
     if op not in REDUCTIONS:
-        raise DispatchError(f"pool.reduce: unknown reduction {op!r}", fix=f"use one of {sorted(REDUCTIONS)}")
+        raise InvalidArgumentError(f"pool.reduce: unknown reduction {op!r}", fix=f"use one of {sorted(REDUCTIONS)}")
     flat = np.asarray(x).reshape(-1)
     if flat.size == 0:  # the op's own error (or identity) for empty input, from one worker
         return run_shards(pool, f"reduce.{op}", {}, [[flat]], timeout_s)[0]
@@ -141,7 +150,7 @@ def sort(pool: Pool, x: Any, timeout_s: float | None) -> np.ndarray:
     """Ascending u32 keys: each shard sorted by ``sort.radix`` on its worker, the runs merged on the host."""
     keys = np.asarray(x)
     if keys.ndim != 1 or keys.size == 0:
-        raise DispatchError(f"pool.sort: keys must be a non-empty 1-D array, got shape {keys.shape}",
+        raise InvalidArgumentError(f"pool.sort: keys must be a non-empty 1-D array, got shape {keys.shape}",
                             fix="pass keys.ravel() with at least one element")
     shards = [[keys[lo:hi]] for lo, hi in row_bounds(keys.size, pool.size)]
     return merge_sorted(run_shards(pool, "sort.radix", {}, shards, timeout_s))

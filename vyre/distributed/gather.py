@@ -3,7 +3,8 @@
 Each unit of work is submitted with ``submit(unit, worker, full)`` (``full``: send every program's
 wire bytes, not only those the worker is not known to hold) and answered ``(status, payload)``:
 ``"ok"`` (handed to ``on_ok``), ``"missing"`` (the worker lost its programs in a restart: send them
-again), ``"lost"`` (the device was lost twice: raise the DeviceLostError). A worker that died past
+again), ``"lost"`` (the device was lost twice: raise the DeviceLostError), ``"error"`` (the work raised a
+vyre error, whose message names the worker: raise it as it is). A worker that died past
 Ray's own restarts and retries has its unit run again on the next worker in order.
 """
 
@@ -71,7 +72,7 @@ def gather(pending: Pending, on_ok: Callable[[Any, Any], None], timeout_s: float
             on_ok(unit, payload)
         elif status == "missing" and attempts < limit:
             pending.start(unit, worker, attempts + 1, full=True)
-        elif status == "lost":
+        elif status in ("lost", "error"):  # a second device loss, or the vyre error the work raised
             pending.cancel()
             raise payload
         else:

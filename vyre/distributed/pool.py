@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError, DistributedError
+from ..errors import ArgumentTypeError, DistributedError, InvalidArgumentError
 from . import arrays
 from ._ray import INSTALL_FIX, as_vyre_error, ray
 from .batch import BatchRun
@@ -24,9 +24,12 @@ DEFAULT_TIMEOUT_S = 600.0
 
 
 def _positive(name: str, value: Any, kind: type = int) -> Any:
-    ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool) and value > 0
-    if not ok:
-        raise DispatchError(f"{name} must be a positive {kind.__name__}, got {value!r}", fix=f"pass {name}=1 or more")
+    """``value`` when it is a positive ``kind``: another type is an ArgumentTypeError, a value <= 0 an
+    InvalidArgumentError (issue 27's rule: also the TypeError/ValueError Python code expects)."""
+    typed = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
+    if not typed or not value > 0:
+        err = InvalidArgumentError if typed else ArgumentTypeError
+        raise err(f"{name} must be a positive {kind.__name__}, got {value!r}", fix=f"pass {name}=1 or more")
     return value
 
 
@@ -48,10 +51,14 @@ class Pool:
         self.timeout_s = float(_positive("timeout_s", timeout_s, float))
         self.chunk_bytes = _positive("chunk_bytes", chunk_bytes)
         self.chunk_jobs = _positive("chunk_jobs", chunk_jobs)
-        if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
-            raise DispatchError(f"max_restarts must be an int >= 0, got {max_restarts!r}", fix="pass max_restarts=3")
+        if isinstance(max_restarts, bool) or not isinstance(max_restarts, int):
+            raise ArgumentTypeError(f"max_restarts must be an int >= 0, got {max_restarts!r}",
+                                    fix="pass max_restarts=3")
+        if max_restarts < 0:
+            raise InvalidArgumentError(f"max_restarts must be an int >= 0, got {max_restarts!r}",
+                                       fix="pass max_restarts=3")
         if adapters is not None and not adapters:
-            raise DispatchError("a pool needs at least one worker, got adapters=[]", fix="pass adapters=[0]")
+            raise InvalidArgumentError("a pool needs at least one worker, got adapters=[]", fix="pass adapters=[0]")
         self._owns_ray = False
         if not r.is_initialized():
             try:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DeviceLostError, DistributedError, VyreError
+from ._ray import from_worker
 from .placement import AdapterClaim, claim_adapter, describe_host
 
 if TYPE_CHECKING:
@@ -106,12 +107,27 @@ class AdapterWorker:
         return "ok", answer
 
     def run_op(self, name: str, kwargs: dict, *arrays: Any) -> tuple[str, Any]:
-        """``vyre.ops.<name>(backend, *arrays, **kwargs)``: ``("ok", result)`` or ``("lost", DeviceLostError)``.
-        Other vyre errors are raised (the pool gives them to the caller as they are)."""
+        """``vyre.ops.<name>(backend, *arrays, **kwargs)``: ``("ok", result)``, ``("lost", DeviceLostError)``
+        or ``("error", the VyreError it raised)``, whose message names this worker (:meth:`where`); the
+        pool raises it to the caller as it is (same class, message and fix), not wrapped by Ray."""
         from .. import ops  # why: import time (every op, loaded in the worker)
 
         fn = getattr(ops, name)
-        return self._with_recovery(lambda: fn(self.backend, *arrays, **kwargs))
+        try:
+            return self._with_recovery(lambda: fn(self.backend, *arrays, **kwargs))
+        except VyreError as exc:
+            return "error", from_worker(exc, self.where())
+
+    def where(self) -> str:
+        """``host H (pid P), adapter A``: this worker, as the errors it raises name it."""
+        from ..backends.wgpu.adapter import describe  # why: import time (wgpu)
+
+        host = describe_host()
+        try:
+            adapter = f"{self.backend.adapter_index}: {describe(self.backend.adapter_info)}"
+        except Exception:  # noqa: BLE001 - a description only: never hide the error being reported
+            adapter = "?"
+        return f"host {host['host']} (pid {host['pid']}), adapter {adapter}"
 
     # ---- observability and test hooks -------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
