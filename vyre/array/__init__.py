@@ -41,6 +41,7 @@ from . import (
                _linalg,
                _manipulation,
                _operators,  # noqa: F401 - binds Array's operators and methods
+               _protocols,  # noqa: F401 - binds pickling, copying, iteration and numpy's protocols
                _searching,
                _sets,
                _sorting,

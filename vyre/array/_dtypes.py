@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
     """The promoted dtype of arrays and dtypes (Python scalars are ignored when an array is present, per the
-    standard; alone they give int32/float32/bool)."""
+    standard; alone they give int32/float32/bool). A real numpy scalar counts as the Python scalar of its kind."""
+    arrays_and_dtypes = tuple(a.item() if isinstance(a, np.generic) and a.dtype.kind in "biuf" else a
+                              for a in arrays_and_dtypes)
     dts = [a.dtype if isinstance(a, Array) else as_dtype(a) for a in arrays_and_dtypes
            if not isinstance(a, (int, float, complex)) or isinstance(a, np.generic)]
     if not dts:

@@ -30,8 +30,18 @@ Scalarish = bool | int | float
 
 
 def is_scalar(v: Any) -> bool:
-    """Whether ``v`` is a Python scalar operand (bool, int, float; numpy scalars are not)."""
+    """Whether ``v`` is a Python scalar operand (bool, int, float; numpy scalars are not: see
+    :func:`py_scalar`)."""
     return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic)
+
+
+def py_scalar(v: Any) -> Any:
+    """A real numpy scalar (``np.float64``, ``np.float32``, ``np.int64``, ``np.bool_``, ...) as the Python
+    scalar of its kind, so it combines with arrays exactly as that Python scalar does (it does not change
+    the array's dtype; an integer out of the dtype's range is refused); anything else unchanged."""
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return v.item()
+    return v
 
 
 def broadcast_together(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -110,6 +120,7 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[DType], DType] = _same
                     odt = out(x._dtype)
                     return Array._lazy(x._shape, odt, x._device, Map(op, (node,), odt, x._shape))
     # runs once per recorded op: plain loops and cached promotions (a chain of small ops is host-bound)
+    args = [py_scalar(a) if isinstance(a, np.generic) else a for a in args]
     arrays: list[Array] = []
     scalars = False
     for a in args:
@@ -173,6 +184,7 @@ def floor_divide(x1: Any, x2: Any, /) -> Array: return apply("floor_divide", [x1
 def remainder(x1: Any, x2: Any, /) -> Array: return apply("remainder", [x1, x2], accept=_NUM)
 def pow(x1: Any, x2: Any, /) -> Array:  # noqa: A001
     # x ** 2 as x * x on floats (numpy's fast path too): exact, where pow's exp2(2 log2 x) is not
+    x1, x2 = py_scalar(x1), py_scalar(x2)
     if isinstance(x1, Array) and x1.dtype.kind == "f" and type(x2) in (int, float) and x2 == 2:
         return apply("multiply", [x1, x1], accept=_NUM)
     return apply("pow", [x1, x2], accept=_NUM)
@@ -277,6 +289,7 @@ def where(condition: Array, x1: Any, x2: Any, /) -> Array:
     if not isinstance(condition, Array):
         raise ArgumentTypeError("where: condition must be an array", fix="wrap it with asarray")
     cond = as_bool(condition)
+    x1, x2 = py_scalar(x1), py_scalar(x2)
     arrays = [a for a in (x1, x2) if isinstance(a, Array)]
     for v in (x1, x2):
         if not isinstance(v, Array) and not is_scalar(v):

@@ -17,6 +17,7 @@ from ..errors import InvalidArgumentError
 from . import _elementwise as E
 from ._array import Array
 from ._creation import asarray
+from ._device import check_backend
 from ._dtypes import astype
 from ._indexing import getitem, setitem
 from ._interop import wgpu_buffer
@@ -67,6 +68,7 @@ def _T(x: Array) -> Array:  # noqa: N802
 
 def _to_device(x: Array, device: Backend, /, *, stream: Any = None) -> Array:
     """A copy on ``device`` (another backend), through the host; the same array when already there."""
+    check_backend(device, "to_device")
     if device is x.device:
         return x
     return asarray(np.asarray(x), device=device)
