@@ -302,3 +302,9 @@ def test_resident_array_without_write_handle_is_refused_as_output(backend):
     finally:
         for a in (x, y, ro):
             backend.free_resident(a.handle)
+
+
+def test_array_marker_with_a_non_dtype_is_an_argument_type_error():
+    with pytest.raises(ArgumentTypeError, match=r"In\[...\] takes a vyre dtype marker") as info:
+        In[np.float32]
+    assert isinstance(info.value, TypeError) and "In[f32]" in info.value.fix

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import KernelError
+from ..errors import ArgumentTypeError, KernelError
 from ..ir.types import Access, DataType
 
 
@@ -63,7 +63,8 @@ class AccessMarker:
 
     def __getitem__(self, dtype: object) -> ArrayType:
         if not isinstance(dtype, DType):
-            raise TypeError(f"{self.name}[...] takes a vyre dtype marker (vyre.f32, vyre.u32, ...), got {dtype!r}")
+            raise ArgumentTypeError(f"{self.name}[...] takes a vyre dtype marker (vyre.f32, vyre.u32, ...), got "
+                                    f"{dtype!r:.60}", fix=f"write {self.name}[f32] (or f16, i32, u32, bool_)")
         return ArrayType(self.access, dtype)
 
     def __repr__(self) -> str:
