@@ -79,8 +79,8 @@ def main() -> int:
     family = ["ops"]
     original = wgsl_mod.render
 
-    def record(program):
-        out = original(program)
+    def record(program, *args, **kwargs):
+        out = original(program, *args, **kwargs)
         seen.setdefault(family[0], set()).add(hashlib.sha256(out.wgsl.encode()).hexdigest())
         return out
 

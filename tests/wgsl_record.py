@@ -56,8 +56,8 @@ class _Recorder:
 
 def _wrap(recorder: _Recorder, original):
     @functools.wraps(original)
-    def render(program):
-        out = original(program)
+    def render(program, *args, **kwargs):
+        out = original(program, *args, **kwargs)
         try:
             recorder.record(out.wgsl)
         except OSError:  # recording must never change a test's outcome

@@ -91,7 +91,8 @@ def compiles(device, program: Program | LoweredProgram) -> LoweredProgram:
 
 def lowered_unvalidated(program: Program) -> LoweredProgram:
     """Lower without the validator (for programs the validator rightly rejects, e.g. keyword names)."""
-    wgsl, atomics, uses_f16 = render(program)
+    r = render(program)
+    wgsl, atomics, uses_f16 = r.wgsl, r.atomic_arrays, r.uses_f16
     binds = [BindingInfo(0, b.binding, b.name, {"read": "read-only-storage", "uniform": "uniform"}.get(
         b.access.value, "storage"), b.dtype, b.access, b.name in atomics) for b in program.sorted_buffers]
     binds.append(BindingInfo(1, 0, "_vyre", "uniform", U32, Access.UNIFORM, False))

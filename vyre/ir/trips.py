@@ -86,6 +86,13 @@ def _for_trips(s: For, lens: Mapping[str, int] | None) -> int | None:
     return max(0, -(-span // step))
 
 
+def unrolled(s: For) -> bool:
+    """Whether Mesa unrolls ``s`` completely (a literal trip count of at most :data:`UNROLLED`, no break), so
+    llvmpipe's iteration counter never sees it."""
+    n = _for_trips(s, None)
+    return n is not None and n <= UNROLLED
+
+
 def _block(body: list[Stmt], path: str, lens: Mapping[str, int] | None) -> tuple[int, str, For | None]:
     """(static iterations of ``body``, path and node of the loop contributing most)."""
     total, where, node, best = 0, "", None, -1
@@ -133,4 +140,4 @@ def loop_iterations_issue(program: Program, cap: int, lens: Mapping[str, int] | 
         "run it on a GPU adapter, or give each invocation less work (smaller sizes per dispatch, more invocations)")
 
 
-__all__ = ["LoopTrips", "UNROLLED", "static_loop_trips", "loop_iterations_issue"]
+__all__ = ["LoopTrips", "UNROLLED", "static_loop_trips", "loop_iterations_issue", "unrolled"]

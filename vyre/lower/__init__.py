@@ -24,6 +24,7 @@ from ..ir.program import Program
 from ..ir.subgroups import program_uses_subgroups
 from ..ir.types import Access, DataType
 from ..ir.validate import validate
+from .trap import TRAP_BINDING, TRAP_GROUP, TRAP_NAME
 from .wgsl import ENTRY_POINT, LOWERING_VERSION, render, uniform_binding_nbytes
 
 _KIND = {
@@ -64,17 +65,20 @@ class LoweredProgram:
     workgroup_size: tuple[int, int, int]
     fingerprint: str
     lowering_version: str
+    #: the loops instrumented by the loop trap (vyre/lower/trap.py), by number - 1; empty: no trap binding
+    trap_loops: tuple[str, ...] = ()
 
 
-def lower(program: Program) -> LoweredProgram:
-    """Lower a program to WGSL. Raises ValidationError (invalid program) or LoweringError."""
+def lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
+    """Lower a program to WGSL. Raises ValidationError (invalid program) or LoweringError. ``loop_cap``: the
+    adapter ends loops after that many iterations per invocation (llvmpipe): emit the loop trap."""
     if not isinstance(program, Program):
         raise LoweringError(
             f"lower() takes a vyre Program, got {type(program).__name__}",
             fix="build one with vyre.ir.builder.ProgramBuilder(...).build()",
         )
     validate(program)
-    wgsl, atomics, uses_f16 = render(program)
+    wgsl, atomics, uses_f16, trap_loops = render(program, loop_cap)
     bindings = [
         BindingInfo(0, b.binding, b.name, _KIND[b.access], b.dtype, b.access, b.name in atomics)
         for b in program.sorted_buffers
@@ -82,6 +86,9 @@ def lower(program: Program) -> LoweredProgram:
     bindings.append(
         BindingInfo(PARAMS_GROUP, PARAMS_BINDING, PARAMS_NAME, "uniform", DataType.U32, Access.UNIFORM, False)
     )
+    if trap_loops:
+        bindings.append(BindingInfo(TRAP_GROUP, TRAP_BINDING, TRAP_NAME, "storage", DataType.U32, Access.READ_WRITE,
+                                    True))
     # WebGPU's feature names (an exported module asks the browser for them; the wgpu backend maps
     # "subgroups" to wgpu-native's "subgroup")
     features = frozenset({"shader-f16"} if uses_f16 else set()) | frozenset(
@@ -94,10 +101,11 @@ def lower(program: Program) -> LoweredProgram:
         workgroup_size=program.workgroup_size,
         fingerprint=program.fingerprint,
         lowering_version=LOWERING_VERSION,
+        trap_loops=trap_loops,
     )
 
 
 __all__ = [
     "lower", "BindingInfo", "LoweredProgram", "LOWERING_VERSION", "ENTRY_POINT", "uniform_binding_nbytes",
-    "PARAMS_GROUP", "PARAMS_BINDING", "PARAMS_NAME",
+    "PARAMS_GROUP", "PARAMS_BINDING", "PARAMS_NAME", "TRAP_GROUP", "TRAP_BINDING", "TRAP_NAME",
 ]

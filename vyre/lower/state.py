@@ -19,8 +19,11 @@ from .layout import Array, mangle, uniform_layout
 
 
 class LoweringState:
-    def __init__(self, original: Program):
+    def __init__(self, original: Program, loop_cap: int | None = None):
         self.original = original
+        #: llvmpipe's loop cut-off: loops it counts are instrumented (the trap, vyre/lower/trap.py); None: off
+        self.loop_cap = loop_cap
+        self.trap_loops: list[str] = []  # the text of each instrumented loop, by trap number - 1
         self.program = wgsl_pipeline(original)
         self.atomics = atomic_arrays(self.program)
         self.env = TypeEnv.for_program(self.program)

@@ -43,13 +43,18 @@ from ..ir.nodes import (
 )
 from ..ir.program import Program
 from ..ir.subgroups import program_uses_subgroups
+from ..ir.text import stmt_head
 from ..ir.traverse import Visitor, iter_exprs, iter_stmts
+from ..ir.trips import unrolled
 from ..ir.types import DataType
 from .exprs import ATOMIC_FN, ExprRenderer
 from .jinja import template_env
 from .layout import bare, uniform_binding_nbytes
 from .literals import NONFINITE_HELPERS, literal
 from .state import LoweringState
+from .trap import COUNTER as TRAP_COUNTER
+from .trap import DECLARATION as TRAP_DECLARATION
+from .trap import EXIT_LINE, count_lines, entry_line, trap_code
 
 LOWERING_VERSION = "vyre-lower-6"
 ENTRY_POINT = "main"
@@ -190,12 +195,31 @@ class _StmtRenderer(Visitor[None], covers=STMT_TYPES):
         finally:
             self.st.pop()
         cmp, upd = ("<", "+=") if s.step >= 0 else (">", "-=")
+        if not unrolled(s):  # trapped only when the loop wants an iteration past the cap: k + step < end
+            body = self.trap(s, out, f"{start} {cmp} {end}", f"({k} {upd[0]} {step_lit}) {cmp} {end}") + body
         out.append({"k": "for", "init": f"var {k}: {t.value} = {start}", "cond": f"{k} {cmp} {end}",
                     "cont": f"{k} {upd} {step_lit}", "body": body})
+        if self.st.loop_cap is not None and not unrolled(s):
+            out.append(_line(EXIT_LINE))
 
     def visit_While(self, s: While, out: list[Item]) -> None:
         c = self.cond(s.cond, s)
-        out.append({"k": "while", "cond": c, "body": self.block(s.body)})
+        out.append({"k": "while", "cond": c, "body": self.trap(s, out, c) + self.block(s.body)})
+        if self.st.loop_cap is not None:
+            out.append(_line(EXIT_LINE))
+
+    def trap(self, s: For | While, out: list[Item], first: str, more: str | None = None) -> list[Item]:
+        """The loop trap for a loop llvmpipe counts (nothing without a loop cap): the check before the loop
+        (appended to ``out``: the cap is already reached and ``first``, the condition of its first iteration,
+        holds) and the lines that start its body (returned; ``more``: the condition that the loop runs another
+        iteration after this one, where it is known)."""
+        cap = self.st.loop_cap
+        if cap is None:
+            return []
+        self.st.trap_loops.append(stmt_head(s))
+        code = trap_code(self.st.original.fingerprint, len(self.st.trap_loops))
+        out.append(_line(entry_line(cap, code, first)))
+        return [_line(text) for text in count_lines(cap, code, more)]
 
     def visit_Break(self, s: Break, out: list[Item]) -> None:
         out.append(_line("break;"))
@@ -245,6 +269,9 @@ def _module(st: LoweringState) -> dict[str, Any]:
         "use_sgsize": "sgsize" in st.builtins,
         "entry_point": ENTRY_POINT,
         "body": body,
+        "trap": bool(st.trap_loops),
+        "trap_declaration": TRAP_DECLARATION,
+        "trap_counter": TRAP_COUNTER,
     }
 
 
@@ -260,12 +287,14 @@ class Rendered(NamedTuple):
     wgsl: str
     atomic_arrays: frozenset[str]  # buffers and workgroup arrays declared atomic<T>
     uses_f16: bool
+    trap_loops: tuple[str, ...] = ()  # the loops the trap instruments, by number - 1 (empty: no trap)
 
 
-def render(program: Program) -> Rendered:
-    """Lower ``program`` to WGSL text, without running the validator (``lower`` does that)."""
+def render(program: Program, loop_cap: int | None = None) -> Rendered:
+    """Lower ``program`` to WGSL text, without running the validator (``lower`` does that). ``loop_cap``:
+    instrument the loops llvmpipe counts with the loop trap (vyre/lower/trap.py)."""
     try:
-        st = LoweringState(program)
+        st = LoweringState(program, loop_cap)
         ctx = _module(st)
     except RecursionError:
         raise LoweringError(
@@ -281,7 +310,7 @@ def render(program: Program) -> Rendered:
             st.helper(h, "nonfinite", dtype=NONFINITE_HELPERS[h])
         ctx["helpers"] = [st.helpers[k] for k in sorted(st.helpers)]
         wgsl = template.render(**ctx)
-    return Rendered(wgsl, st.atomics, bool(ctx["f16"]))
+    return Rendered(wgsl, st.atomics, bool(ctx["f16"]), tuple(st.trap_loops))
 
 
 __all__ = [

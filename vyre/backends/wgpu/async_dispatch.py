@@ -203,7 +203,8 @@ class AsyncRunner:
                 "storage": int(limits["max-storage-buffer-binding-size"])}
         kinds = tuple("uniform" if b.decl.access is Access.UNIFORM else "storage" for b in plan.buffers)
         sizes = tuple(size_class(b.nbytes, caps[kind]) for b, kind in zip(plan.buffers, kinds))
-        rb_size = size_class(sum((b.nbytes + 15) // 16 * 16 for b in plan.outputs))
+        # 16 bytes more: the executor appends the loop trap's word on adapters that have one
+        rb_size = size_class(sum((b.nbytes + 15) // 16 * 16 for b in plan.outputs) + 16)
         # the params uniform is part of the bind groups: slots with other words have other groups
         key = (compiled.key, sizes, rb_size, wbytes)
         idle = self._slots().idle.get(key)

@@ -50,6 +50,7 @@ from .executor import Executor
 from .interop import SharedDevice, check_device
 from .jobs import JobRunner
 from .keys import lowering_contract
+from .loop_trap import LoopTrap
 from .pipeline_run import OpPipelines
 from .pipeline_store import PipelineStore
 from .pipelines import DEFAULT_CAPACITY, CompiledPipeline
@@ -73,13 +74,14 @@ WARM_WGSL = """
 @compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
 """
 
-def _default_lower(program: Program) -> LoweredProgram:
+def _default_lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
+    """vyre's lowering (with the loop trap where the adapter cuts loops short: ``loop_cap``)."""
     try:
         from ...lower import lower  # why: import time (vyre.lower loads jinja2 and its templates on first use)
     except ImportError as exc:
         raise LoweringError(f"the lowering (vyre.lower.lower) is not available: {exc}",
                             fix="install vyre completely (vyre/lower must provide lower())") from None
-    return lower(program)
+    return lower(program, loop_cap)
 
 
 class WgpuBackend(Backend):
@@ -112,7 +114,8 @@ class WgpuBackend(Backend):
         else:
             disk = DiskCache(disk_cache, contract, stats)
         self._store = store = PipelineStore(dev, stats, lower or _default_lower, contract, disk,
-                                            pipeline_cache_capacity, release=self._release_pipeline)
+                                            pipeline_cache_capacity, release=self._release_pipeline,
+                                            loop_trap=lower is None)
         dev.open()
         self._pool = BufferPool(dev.device, stats, int(pool_cap_bytes))
         self._bindings = bindings = Bindings(dev, self._pool, stats)
@@ -130,6 +133,8 @@ class WgpuBackend(Backend):
         self._pool.clear(self._dev.device)  # a pool made for an older device holds nothing usable
         self._store.attach()
         self._executor.attach()
+        cap = self._store.loop_cap()
+        self._executor.trap = None if cap is None else LoopTrap(self._bindings, self._store, cap)
 
     def _release_pipeline(self, pipeline: CompiledPipeline) -> None:
         """Called by the pipeline cache for each pipeline that leaves it: its buffers go back to the pool."""

@@ -30,6 +30,8 @@ from .pool import BufferPool
 from .transfer import Stats, align
 from .types import GPUBindGroup, GPUBuffer
 
+#: Bytes of the loop trap's buffer (vyre.lower.trap.TRAP_NBYTES; vyre.lower loads only when lowering).
+TRAP_NBYTES = 16
 #: Distinct parameter words kept (least recently used dropped; bind groups made with one keep it alive).
 PARAMS_CAP = 256
 
@@ -38,16 +40,20 @@ Entry = tuple[int, GPUBuffer, int]
 
 
 def group_entries(compiled: CompiledPipeline, g: int, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
-                  size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[Entry, ...]:
+                  size_of: Callable[[int, GPUBuffer], int] | None = None,
+                  trap: GPUBuffer | None = None) -> tuple[Entry, ...]:
     """The entries of bind group ``g`` of ``compiled``: program buffer ``k`` bound from ``buffers[k]``
-    (``size_of(k, buffer)`` bytes, else the whole buffer), the hidden params uniform from ``params``."""
-    out: list[Entry] = []
+    (``size_of(k, buffer)`` bytes, else the whole buffer), the hidden params uniform from ``params``, the
+    loop trap's buffer (slot index -2, on adapters that cut loops short) from ``trap``."""
+    out = []
     for s in compiled.groups[g]:
         if s.index < 0:
-            assert params is not None, "a pipeline with the hidden params uniform needs its buffer"
-            out.append((s.binding, params, params.size))
+            hidden = params if s.index == -1 else trap
+            assert hidden is not None, "a pipeline with a hidden binding needs its buffer"
+            out.append((s.binding, hidden, hidden.size))
         else:
-            buf: GPUBuffer = buffers[s.index]  # a slot's buffer is bound (None only where no slot binds one)
+            buf = buffers[s.index]
+            assert buf is not None, "every program buffer is bound"
             out.append((s.binding, buf, buf.size if size_of is None else size_of(s.index, buf)))
     return tuple(out)
 
@@ -62,6 +68,7 @@ class Bindings:
         self._generation = -1
         self._params: OrderedDict[bytes, GPUBuffer] = OrderedDict()
         self._limits: PlanLimits | None = None
+        self._trap: GPUBuffer | None = None
 
     def _current(self) -> None:
         gen = self._dev.generation
@@ -69,6 +76,20 @@ class Bindings:
             self._generation = gen
             self._params = OrderedDict()
             self._limits = None
+            self._trap = None
+
+    def trap(self) -> GPUBuffer | None:
+        """The loop trap's buffer (vyre/lower/trap.py) on an adapter that cuts loops short, else None: one
+        per device, zero until a loop reaches the cap; the executor reads and clears it with every readback."""
+        self._current()
+        if self._trap is None and self._dev.loop_cap is not None:
+            import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
+
+            BU = wgpu.BufferUsage
+            self._trap = self._dev.device.create_buffer(label="vyre-loop-trap", size=TRAP_NBYTES,
+                                                        usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+            self._stats.bump("buffers_created")
+        return self._trap
 
     def plan_limits(self) -> PlanLimits:
         """The limits plans on this device are checked against (computed once per device)."""
@@ -119,7 +140,8 @@ class Bindings:
     def bind_all(self, compiled: CompiledPipeline, buffers: Sequence[GPUBuffer | None], params: GPUBuffer | None,
                  label: str, size_of: Callable[[int, GPUBuffer], int] | None = None) -> tuple[GPUBindGroup, ...]:
         """Every bind group of ``compiled`` over ``buffers`` and ``params`` (see :func:`group_entries`)."""
-        return tuple(self.bind_group(compiled, g, group_entries(compiled, g, buffers, params, size_of), label)
+        trap = self.trap()
+        return tuple(self.bind_group(compiled, g, group_entries(compiled, g, buffers, params, size_of, trap), label)
                      for g in range(len(compiled.groups)))
 
 

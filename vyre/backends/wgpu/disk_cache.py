@@ -107,13 +107,14 @@ def lowered_to_payload(lowered: LoweredProgram) -> dict[str, Any]:
         "workgroup_size": [int(w) for w in lowered.workgroup_size],
         "fingerprint": lowered.fingerprint,
         "lowering_version": lowered.lowering_version,
+        **({"trap_loops": list(lowered.trap_loops)} if lowered.trap_loops else {}),  # absent: no loop trap
     }
 
 
 def payload_to_lowered(payload: dict[str, Any]) -> LoweredProgram:
     """The LoweredProgram of a payload; raises (KeyError, ValueError, ...) on anything malformed."""
-    from ...ir.types import Access, DataType
-    from ...lower import BindingInfo, LoweredProgram
+    from ...ir.types import Access, DataType  # why: import time (the IR types and vyre.lower load on first use)
+    from ...lower import BindingInfo, LoweredProgram  # why: import time, as above
 
     bindings = tuple(
         BindingInfo(int(b["group"]), int(b["binding"]), str(b["name"]), str(b["kind"]),
@@ -126,6 +127,7 @@ def payload_to_lowered(payload: dict[str, Any]) -> LoweredProgram:
         features=frozenset(str(f) for f in payload["features"]),
         workgroup_size=(wx, wy, wz),
         fingerprint=str(payload["fingerprint"]), lowering_version=str(payload["lowering_version"]),
+        trap_loops=tuple(str(t) for t in payload.get("trap_loops", ())),
     )
 
 

@@ -30,6 +30,7 @@ from . import hostcopy
 from .device import Device
 from .driver import Driver
 from .failures import raise_translated
+from .loop_trap import TRAP_NBYTES, LoopTrap
 from .native import NativeDriver, native_driver
 from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
@@ -91,6 +92,8 @@ class Executor:
         self._native: NativeDriver | None = None
         self.driver: Driver = self._public
         self._timer: QueryPair | None = None
+        #: the loop trap, on adapters that cut loops short (set by the backend); None elsewhere
+        self.trap: LoopTrap | None = None
 
     def attach(self) -> None:
         """Use the device part's current device (after it was opened or recovered)."""
@@ -208,6 +211,10 @@ class Executor:
         stamp_at = None
         if timer is not None:
             stamp_at, total = total, total + ALIGN
+        trap = self.trap.buffer() if self.trap is not None and total else None
+        work.trap_at = None
+        if trap is not None:  # the loop trap rides along with any readback (vyre/lower/trap.py)
+            work.trap_at, total = total, total + ALIGN
         passes = work.passes
         need_encoder = bool(staged or passes or total)
         with driver.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
@@ -236,6 +243,10 @@ class Executor:
                         assert stamp_at is not None  # set with the timer above
                         rec.resolve(timer.query_set, 2, timer.resolved, 0)
                         rec.copy(timer.resolved, 0, readback, stamp_at, QueryPair.nbytes)
+                    if trap is not None:
+                        assert work.trap_at is not None  # set with the trap above
+                        rec.copy(trap, 0, readback, work.trap_at, TRAP_NBYTES)
+                        rec.clear(trap, 0, TRAP_NBYTES)  # read once: the next submission starts clear
                     commands = rec.finish()
                 finally:
                     rec.release()
@@ -314,10 +325,13 @@ class Executor:
                 nbytes += r.nbytes
             if stamp_at is not None:
                 results.append(mem[stamp_at:stamp_at + QueryPair.nbytes].copy())
+            code = 0 if work.trap_at is None else int(mem[work.trap_at:work.trap_at + 4].view(np.uint32)[0])
             del mem
         finally:
             driver.unmap(readback)
         self.stats.bump("bytes_read_back", nbytes)
+        if code and self.trap is not None:
+            raise self.trap.error(code)
         return results
 
     def _fail(self, exc: BaseException, work: Work | None) -> NoReturn:

@@ -298,7 +298,7 @@ class JobRunner:
         keys = list(rset.bind_key)
         for g in range(n_groups):
             # the key holds the buffer objects, so their ids cannot be reused meanwhile
-            key = group_entries(compiled, g, rset.buffers, rset.params, size_of)
+            key = group_entries(compiled, g, rset.buffers, rset.params, size_of, self._bindings.trap())
             if rset.bind_groups[g] is not None and keys[g] == key:
                 continue
             cache = rset.group_cache

@@ -56,11 +56,16 @@ def program_features(program: Program) -> set[str]:
 class PipelineStore:
     """Programs -> validated -> lowered -> GPU pipelines, each step cached."""
 
-    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable[[Program], LoweredProgram], contract: str,
-                 disk: DiskCache | None, capacity: int, release: Callable[[CompiledPipeline], None]) -> None:
+    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable[..., LoweredProgram], contract: str,
+                 disk: DiskCache | None, capacity: int, release: Callable[[CompiledPipeline], None],
+                 loop_trap: bool = False) -> None:
         self._dev = dev
         self._stats = stats
         self._lower_fn = lower_fn
+        #: vyre's own lowering: it takes ``loop_cap`` and emits the loop trap on adapters that cut loops short
+        self._loop_trap = loop_trap
+        #: program tag -> (program name, loop texts) of the lowerings with a loop trap (the executor names them)
+        self.traps: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.contract = contract
         self.disk = disk
         self.cache = PipelineCache(capacity, release=release)
@@ -120,8 +125,16 @@ class PipelineStore:
                 self._validated.popitem(last=False)
 
     # ---- lowering ---------------------------------------------------------------------------------
+    def loop_cap(self) -> int | None:
+        """The loop cap lowerings are instrumented for (None: no loop trap)."""
+        return self._dev.loop_cap if self._loop_trap else None
+
     def _disk_scope(self, config: DispatchConfig | None) -> str:
-        return json.dumps([repr(codegen_key(config)), limits_digest(self._dev.validation_limits)])
+        scope: list[Any] = [repr(codegen_key(config)), limits_digest(self._dev.validation_limits)]
+        cap = self.loop_cap()
+        if cap is not None:  # a trapped lowering is another text (scopes without a trap are as before)
+            scope.append(f"loop-trap={cap}")
+        return json.dumps(scope)
 
     def _disk_lowering(self, fp: str, config: DispatchConfig | None = None) -> LoweredProgram | None:
         """A lowering from the disk cache (kept in the memory LRU), or None. Probes disk once per program."""
@@ -146,6 +159,12 @@ class PipelineStore:
 
     def lower(self, program: Program, config: DispatchConfig | None = None) -> LoweredProgram:
         """The program's LoweredProgram: from the memory LRU, the disk cache or the lowering."""
+        lowered = self._lowered(program, config)
+        if getattr(lowered, "trap_loops", ()):  # a custom lowering's object may not have the field
+            self._note_trap(program, lowered)
+        return lowered
+
+    def _lowered(self, program: Program, config: DispatchConfig | None) -> LoweredProgram:
         fp = program.fingerprint
         lkey = (fp, codegen_key(config))
         with self._dev.lock:
@@ -156,7 +175,8 @@ class PipelineStore:
         if lowered is not None:
             return lowered
         try:
-            lowered = self._lower_fn(program)
+            cap = self.loop_cap()
+            lowered = self._lower_fn(program) if cap is None else self._lower_fn(program, loop_cap=cap)
         except VyreError:
             raise
         except Exception as exc:
@@ -169,6 +189,12 @@ class PipelineStore:
             self._disk_probed.pop(fp, None)
             self.cache.keep_lowering(lkey, lowered)
         return lowered
+
+    def _note_trap(self, program: Program, lowered: LoweredProgram) -> None:
+        """Remember the loops of a trapped lowering, so a trap code can name its program and loop."""
+        from ...lower.trap import program_tag  # why: import time (vyre.lower is loaded once anything is lowered)
+
+        self.traps[program_tag(program.fingerprint)] = (program.name, lowered.trap_loops)
 
     def needs(self, program: Program | None, lowered: LoweredProgram) -> frozenset[str]:
         need = program_features(program) if program is not None else set()

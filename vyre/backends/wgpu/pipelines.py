@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # why: annotation only; the lowering loads on first compile, 
 Signature = tuple[tuple[int, str], ...]
 
 PARAMS_NAME = "_vyre"
+TRAP_NAME = "_vyre_trap"  # vyre.lower.trap.TRAP_NAME (vyre.lower loads only when lowering)
 _KINDS = ("read-only-storage", "storage", "uniform")
 DEFAULT_CAPACITY = 256
 
@@ -109,6 +110,8 @@ def group_slots(name: str, bindings: Iterable[BindingInfo], index_of: dict[str, 
                                 fix="binding kinds are read-only-storage, storage or uniform")
         if info.name == PARAMS_NAME:
             idx = -1
+        elif info.name == TRAP_NAME:  # the loop trap's buffer (vyre/lower/trap.py): Bindings.trap
+            idx = -2
         elif info.name in index_of:
             idx = index_of[info.name]
         else:

@@ -76,6 +76,7 @@ class Work:
     program: str | None = None
     wgsl: str | None = None
     dispatches: int = field(default=0)  # filled by the executor: dispatches recorded
+    trap_at: int | None = None  # filled by the executor: where the loop trap's word sits in the readback
 
 
 @dataclass(slots=True)
