@@ -372,7 +372,8 @@ def test_bool_workgroup_array_is_u32_words(wgpu_device):
 
     lp = compiles(wgpu_device, prog(body, wg=(4, 1, 1)))
     assert "var<workgroup> w_flags: array<u32, 4>;" in lp.wgsl
-    assert "w_flags[_lidx] = select(0u, 1u, " in lp.wgsl and "(w_flags[3u] != 0u)" in lp.wgsl
+    # the bool is stored as its 0/1 word (a select between constants: written as the condition's bit mask)
+    assert "w_flags[_lidx] = 0u ^ ((1u ^ 0u) & (0u - u32(" in lp.wgsl and "(w_flags[3u] != 0u)" in lp.wgsl
 
 
 # =========================================================================== names
@@ -937,13 +938,10 @@ def test_float_to_int_helpers_convert_only_clamped_values():
         assert f"[{clamp}]" in wgsl
 
 
-def test_select_between_minus_one_bits_and_zero(gpu, assert_parity, request):
-    """The select of issue 9: the cast arm is 0 on both backends; lavapipe miscompiles the select itself (where
-    it is false it gives 0x80000000, -0.0, as if rewritten to -f32(cond); no float -> int conversion involved).
-    A strict expected failure on lavapipe (so a fixed driver fails it and it gets removed); a test elsewhere."""
-    if "llvmpipe" in str(gpu.adapter_info.get("device", "")):
-        request.applymarker(pytest.mark.xfail(reason="lavapipe miscompiles this select (issue 9; no workaround "
-                                                     "decided yet)", strict=True))
+def test_select_between_minus_one_bits_and_zero(gpu, assert_parity):
+    """The select of issue 9: the cast arm is 0 on both backends. lavapipe miscompiled the select itself (where
+    it is false it gave 0x80000000, -0.0, as if rewritten to -f32(cond); an if/else too): a select between
+    constants is lowered as the condition's bit mask picking the bits, which it compiles right."""
     b = ProgramBuilder("select_minus_one_bits", 1)
     x = b.buffer("x", "u32")
     out = b.buffer("out", "u32", access="read_write", count=3)

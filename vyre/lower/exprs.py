@@ -194,7 +194,19 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         return f"{fn}({lhs}, {rhs})"
 
     def visit_Select(self, e: Select) -> str:
-        return f"select({self.visit(e.if_false)}, {self.visit(e.if_true)}, {self.visit(e.cond)})"
+        f, t, c = self.visit(e.if_false), self.visit(e.if_true), self.visit(e.cond)
+        dt = self.st.type(e.if_true)
+        if dt in _MASKED_SELECT and _register_only(e.if_true) and _register_only(e.if_false) and not is_const(e.cond):
+            # lavapipe miscompiles a select between two constants (select(0u, 0xBF800000u, c) gave 0x80000000
+            # where c is false, as if rewritten to -f32(c); an if/else too): the condition's bit mask picks the
+            # bits instead, which it compiles right (and is the same value everywhere). Arms that read no memory
+            # qualify (the passes bind constants to lets, which the driver folds back)
+            mask = f"(0u - u32({c}))"
+            if dt is DataType.U32:
+                return f"({f} ^ (({t} ^ {f}) & {mask}))"
+            tb, fb = f"bitcast<u32>({t})", f"bitcast<u32>({f})"
+            return f"bitcast<{dt.value}>({fb} ^ (({tb} ^ {fb}) & {mask}))"
+        return f"select({f}, {t}, {c})"
 
     def visit_Cast(self, e: Cast) -> str:
         dst = e.dtype
@@ -267,6 +279,17 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
 
 #: Expressions that are WGSL const-expressions when all their operands are.
 _CONST_OPS = (Unary, Binary, Cast, Bitcast, Fma, Select, VecNew, Extract)
+
+
+#: Scalar types whose select between constants is lowered as a bit mask (see ExprRenderer.visit_Select).
+_MASKED_SELECT = frozenset({DataType.U32, DataType.I32, DataType.F32})
+
+
+def _register_only(e: Expr) -> bool:
+    """Whether ``e`` reads no memory (literals, variables and arithmetic on them): the arms of a select that a
+    driver may see as constants."""
+    return isinstance(e, (Lit, Var)) or (isinstance(e, _CONST_OPS) and all(_register_only(c) for c in
+                                                                          expr_children(e)))
 
 
 def is_const(e: Expr) -> bool:

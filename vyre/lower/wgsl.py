@@ -56,7 +56,7 @@ from .trap import COUNTER as TRAP_COUNTER
 from .trap import DECLARATION as TRAP_DECLARATION
 from .trap import EXIT_LINE, count_lines, entry_line, trap_code
 
-LOWERING_VERSION = "vyre-lower-6"
+LOWERING_VERSION = "vyre-lower-7"
 ENTRY_POINT = "main"
 
 #: one rendered statement for the templates: {"k": "line" | "if" | "loop" | "for" | "while", ...}
