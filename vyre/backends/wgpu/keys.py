@@ -52,8 +52,8 @@ def lowering_contract(lower_fn: Callable[..., Any] | None = None) -> str:
     """The version string of a lowering: ``lowering=<LOWERING_VERSION>;vyre=<version>`` for vyre's own,
     ``custom:<lowering_version attribute or qualified name>`` for another function."""
     if lower_fn is None:
-        from ... import __version__
-        from ...lower import LOWERING_VERSION
+        from ... import __version__  # why: a cycle (vyre/__init__ reaches the backends lazily through this)
+        from ...lower import LOWERING_VERSION  # why: import time (vyre.lower loads the IR passes and jinja2)
 
         return f"lowering={LOWERING_VERSION};vyre={__version__}"
     own = getattr(lower_fn, "lowering_version", None)
