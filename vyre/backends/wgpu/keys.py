@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 # adapter_info fields that identify an adapter (try_recover refuses when they change); shared with the tuning store
+from ... import __version__
 from ..user_cache import IDENTITY_FIELDS
 
 #: DispatchConfig fields whose value changes the generated WGSL (none today).
@@ -52,7 +53,6 @@ def lowering_contract(lower_fn: Callable[..., Any] | None = None) -> str:
     """The version string of a lowering: ``lowering=<LOWERING_VERSION>;vyre=<version>`` for vyre's own,
     ``custom:<lowering_version attribute or qualified name>`` for another function."""
     if lower_fn is None:
-        from ... import __version__  # why: a cycle (vyre/__init__ reaches the backends lazily through this)
         from ...lower import LOWERING_VERSION  # why: import time (vyre.lower loads the IR passes and jinja2)
 
         return f"lowering={LOWERING_VERSION};vyre={__version__}"
