@@ -31,22 +31,11 @@ class PersistentPipeline:
         assert pipeline.artifact is not None  # compile_persistent pins the pipeline of an artifact
         self.compiled: CompiledProgram = pipeline.artifact
         self.released = False
-
-    @property
-    def program(self) -> Program:
-        return self.compiled.program
-
-    @property
-    def fingerprint(self) -> str:
-        return self.compiled.fingerprint
-
-    @property
-    def wgsl(self) -> str:
-        return self.compiled.wgsl
-
-    @property
-    def bindings(self) -> tuple[Any, ...]:
-        return self.compiled.bindings
+        art = self.compiled  # a frozen artifact: its fields, as the artifact's own attributes
+        self.program: Program = art.program
+        self.fingerprint: str = art.fingerprint
+        self.wgsl: str = art.wgsl
+        self.bindings: tuple[Any, ...] = art.bindings
 
     @property
     def pinned(self) -> bool:

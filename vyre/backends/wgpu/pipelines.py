@@ -226,10 +226,7 @@ class PipelineCache:
         self.lowered: OrderedDict[tuple[Any, ...], Any] = OrderedDict()  # -> LoweredProgram
         self._capacity = _check_capacity(capacity)
         self.release = release or (lambda p: None)
-        self.hits = 0
-        self.misses = 0
-        self.evictions = 0
-        self.compiled = 0
+        self.hits = self.misses = self.evictions = self.compiled = 0
 
     # ---- capacity ---------------------------------------------------------------------
     @property

@@ -54,10 +54,7 @@ class BufferPool:
         self._free: OrderedDict[int, tuple[tuple[str, int], GPUBuffer]] = OrderedDict()  # id -> (key, buffer)
         self._by_key: dict[tuple[str, int], list[GPUBuffer]] = {}
         self._live: dict[int, tuple[tuple[str, int], GPUBuffer]] = {}  # every buffer the pool owns
-        self.bytes = 0
-        self.hits = 0
-        self.misses = 0
-        self.destroyed = 0
+        self.bytes = self.hits = self.misses = self.destroyed = 0
 
     # ---- accounting ---------------------------------------------------------------
     @property

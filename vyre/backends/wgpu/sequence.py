@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -54,14 +55,15 @@ def _memo_key(step: Sequence[Any]) -> tuple[object, ...] | None:
         return None
 
 
+@dataclass(slots=True)
 class Sequences:
-    """``dispatch_resident`` and the resident sequences of WgpuBackend."""
+    """``dispatch_resident`` and the resident sequences of WgpuBackend (over the device, the resident
+    store, the executor and the counters it is made with)."""
 
-    def __init__(self, dev: Device, resident: ResidentStore, executor: Executor, stats: Stats) -> None:
-        self._dev = dev
-        self._resident = resident
-        self._ex = executor
-        self._stats = stats
+    _dev: Device
+    _resident: ResidentStore
+    _ex: Executor
+    _stats: Stats
 
     def dispatch_resident(self, program: Program, handles: Any, config: Any) -> None:
         config = as_config(config)
