@@ -183,6 +183,11 @@ def test_gpu_params_handles_are_not_the_callers(gpu):
     with pytest.raises(DispatchError, match="writable buffer"):
         gpu.dispatch_resident(b.build(), [h])
     np.testing.assert_array_equal(gpu.download_resident(h).view(U32), [1, 2, 3, 4])
+    # another backend's handle with the same id (the reference backend counts its own) is foreign, not shared
+    foreign = ResidentHandle(h.id, h.nbytes, h.generation, h.owner + 1_000_000)
+    for call in (lambda: gpu.free_resident(foreign), lambda: gpu.upload_resident(foreign, np.zeros(4, U32))):
+        with pytest.raises(DispatchError, match="another backend"):
+            call()
 
 
 def test_protocol_defaults_are_loud():

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..planning import PlanLimits
 from .device import Device
+from .failures import gpu_errors
 from .pipelines import CompiledPipeline
 from .pool import BufferPool
 from .transfer import Stats, align
@@ -86,8 +87,9 @@ class Bindings:
             import wgpu  # why: import time (the backend imports wgpu lazily: `import vyre` stays light)
 
             BU = wgpu.BufferUsage
-            self._trap = self._dev.device.create_buffer(label="vyre-loop-trap", size=TRAP_NBYTES,
-                                                        usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+            with gpu_errors(self._dev):
+                self._trap = self._dev.device.create_buffer(label="vyre-loop-trap", size=TRAP_NBYTES,
+                                                            usage=BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
             self._stats.bump("buffers_created")
         return self._trap
 
@@ -114,12 +116,13 @@ class Bindings:
         BU = wgpu.BufferUsage
         size = max(16, align(len(key), 16))
         # STORAGE and COPY_SRC too: a front end binds it as any buffer of its program and may read it back
-        buf = self._dev.device.create_buffer(label="vyre-params", size=size, mapped_at_creation=True,
-                                             usage=BU.UNIFORM | BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
         data = np.zeros(size, np.uint8)
         data[: len(key)] = np.frombuffer(key, np.uint8)
-        buf.write_mapped(data)
-        buf.unmap()
+        with gpu_errors(self._dev):  # reached from checks that run before any GPU work: a vyre error too
+            buf = self._dev.device.create_buffer(label="vyre-params", size=size, mapped_at_creation=True,
+                                                 usage=BU.UNIFORM | BU.STORAGE | BU.COPY_SRC | BU.COPY_DST)
+            buf.write_mapped(data)
+            buf.unmap()
         self._stats.bump("buffers_created")
         self._stats.bump("params_buffers_created")
         cache[key] = buf

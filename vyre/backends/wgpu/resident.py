@@ -256,8 +256,8 @@ class ResidentStore:
 
     def free(self, handle: ResidentHandle) -> None:
         st = self.state()
+        self.buffer(st, handle, "free_resident")  # a foreign, stale or freed handle first
         self._not_params(st, handle, "free_resident")
-        self.buffer(st, handle, "free_resident")
         _, buf, serial = st.entries.pop(handle.id)
         st.contents.pop(handle.id, None)
         st.nbytes -= handle.nbytes
@@ -292,8 +292,8 @@ class ResidentStore:
                 raise DispatchError(f"{what}: expected (handle, data, offset), got {up!r}")
             h, data = up[0], up[1]
             offset = as_int(up[2], f"{what}: offset") if len(up) == 3 else 0
-            self._not_params(st, h, what)
             buf = self.buffer(st, h, what)
+            self._not_params(st, h, what)
             raw = as_u8(data, what)
             if offset % 4 or raw.nbytes % 4:
                 raise DispatchError(f"{what}: offset {offset} and size {raw.nbytes} must be multiples of 4 bytes",
