@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ...errors import DispatchError, LoweringError, NoAdapterError, VyreError
+from ...errors import DispatchError, NoAdapterError, VyreError
 from ...ir.nodes import UnOp
 from ...ir.program import Program
 from ..artifact import CompiledProgram
@@ -45,7 +45,7 @@ from .compiled import PersistentPipeline
 from .device import Device
 from .disk_cache import DiskCache
 from .dispatcher import Dispatcher, coerce_config
-from .escape import RawWgsl, probe_op
+from .escape import WARM_WGSL, RawWgsl, probe_op
 from .executor import Executor
 from .interop import SharedDevice, check_device
 from .jobs import JobRunner
@@ -66,23 +66,6 @@ if TYPE_CHECKING:
     from ...lower import LoweredProgram  # why: import time (vyre.lower loads jinja2 and its templates on first use)
 
 _USE_ENV = object()
-
-#: The shader prepare() runs once (input at binding 0, output at binding 1, like dispatch_wgsl binds them).
-WARM_WGSL = """
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
-"""
-
-def _default_lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
-    """vyre's lowering (with the loop trap where the adapter cuts loops short: ``loop_cap``)."""
-    try:
-        from ...lower import lower  # why: import time (vyre.lower loads jinja2 and its templates on first use)
-    except ImportError as exc:
-        raise LoweringError(f"the lowering (vyre.lower.lower) is not available: {exc}",
-                            fix="install vyre completely (vyre/lower must provide lower())") from None
-    return lower(program, loop_cap)
-
 
 class WgpuBackend(Backend):
     """A vyre backend on a real WebGPU adapter (any Vulkan/Metal/D3D12 GPU, or lavapipe on a CPU).
@@ -113,9 +96,8 @@ class WgpuBackend(Backend):
             disk = None
         else:
             disk = DiskCache(disk_cache, contract, stats)
-        self._store = store = PipelineStore(dev, stats, lower or _default_lower, contract, disk,
-                                            pipeline_cache_capacity, release=self._release_pipeline,
-                                            loop_trap=lower is None)
+        self._store = store = PipelineStore(dev, stats, lower, contract, disk, pipeline_cache_capacity,
+                                            release=self._release_pipeline)
         dev.open()
         self._pool = BufferPool(dev.device, stats, int(pool_cap_bytes))
         self._bindings = bindings = Bindings(dev, self._pool, stats)

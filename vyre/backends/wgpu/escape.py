@@ -39,6 +39,14 @@ if TYPE_CHECKING:  # why: annotations only (the backend imports this module)
 F32_UNARY_OPS = frozenset(FLOAT_UNOPS | {UnOp.NEG, UnOp.ABS, UnOp.SIGN})
 RAW_CONTRACT = "raw-wgsl"
 
+#: The shader prepare() runs once (input at binding 0, output at binding 1, like dispatch_wgsl binds them).
+WARM_WGSL = """
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(1) fn main() { dst[0] = src[0] + 1u; }
+"""
+
+
 
 @dataclass(frozen=True)
 class RawShader:

@@ -53,17 +53,26 @@ def program_features(program: Program) -> set[str]:
     return need
 
 
+def default_lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
+    """vyre's lowering (with the loop trap where the adapter cuts loops short: ``loop_cap``)."""
+    try:
+        from ...lower import lower  # why: import time (vyre.lower loads jinja2 and its templates on first use)
+    except ImportError as exc:
+        raise LoweringError(f"the lowering (vyre.lower.lower) is not available: {exc}",
+                            fix="install vyre completely (vyre/lower must provide lower())") from None
+    return lower(program, loop_cap)
+
+
 class PipelineStore:
     """Programs -> validated -> lowered -> GPU pipelines, each step cached."""
 
-    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable[..., LoweredProgram], contract: str,
-                 disk: DiskCache | None, capacity: int, release: Callable[[CompiledPipeline], None],
-                 loop_trap: bool = False) -> None:
+    def __init__(self, dev: Device, stats: Stats, lower_fn: Callable[[Program], LoweredProgram] | None,
+                 contract: str, disk: DiskCache | None, capacity: int,
+                 release: Callable[[CompiledPipeline], None]) -> None:
+        """``lower_fn``: a custom lowering (no loop trap), or None for vyre's own (:func:`default_lower`)."""
         self._dev = dev
         self._stats = stats
         self._lower_fn = lower_fn
-        #: vyre's own lowering: it takes ``loop_cap`` and emits the loop trap on adapters that cut loops short
-        self._loop_trap = loop_trap
         #: program tag -> (program name, loop texts) of the lowerings with a loop trap (the executor names them)
         self.traps: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.contract = contract
@@ -127,7 +136,7 @@ class PipelineStore:
     # ---- lowering ---------------------------------------------------------------------------------
     def loop_cap(self) -> int | None:
         """The loop cap lowerings are instrumented for (None: no loop trap)."""
-        return self._dev.loop_cap if self._loop_trap else None
+        return self._dev.loop_cap if self._lower_fn is None else None
 
     def _disk_scope(self, config: DispatchConfig | None) -> str:
         scope: list[Any] = [repr(codegen_key(config)), limits_digest(self._dev.validation_limits)]
@@ -175,8 +184,7 @@ class PipelineStore:
         if lowered is not None:
             return lowered
         try:
-            cap = self.loop_cap()
-            lowered = self._lower_fn(program) if cap is None else self._lower_fn(program, loop_cap=cap)
+            lowered = default_lower(program, self.loop_cap()) if self._lower_fn is None else self._lower_fn(program)
         except VyreError:
             raise
         except Exception as exc:
