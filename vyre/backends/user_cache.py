@@ -11,7 +11,7 @@ filelock (they load on first use).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,14 +30,21 @@ IDENTITY_FIELDS: tuple[str, ...] = ("vendor", "vendor_id", "device", "device_id"
                                     "driver")
 
 
-def default_root() -> Path | None:
-    """The cache root from ``VYRE_CACHE_DIR`` (None when it is ``off``) or the user cache dir."""
-    env = os.environ.get(ENV_VAR, "").strip()
+def env_path(var: str, default: Callable[[], Path | None]) -> Path | None:
+    """The path environment variable ``var`` names (None when it is ``off``), else ``default()``."""
+    env = os.environ.get(var, "").strip()
     if env.lower() == "off":
         return None
-    if env:
-        return Path(env).expanduser()
-    import platformdirs  # on first use: importing vyre stays light
+    return Path(env).expanduser() if env else default()
+
+
+def default_root() -> Path | None:
+    """The cache root from ``VYRE_CACHE_DIR`` (None when it is ``off``) or the user cache dir."""
+    return env_path(ENV_VAR, _user_cache_dir)
+
+
+def _user_cache_dir() -> Path:
+    import platformdirs  # why: import time (on first use: importing vyre stays light)
 
     return Path(platformdirs.user_cache_dir("vyre"))
 
@@ -54,4 +61,4 @@ def identity_fields(info: Mapping[str, Any]) -> dict[str, Any]:
     return {k: info.get(k) for k in IDENTITY_FIELDS}
 
 
-__all__ = ["ENV_VAR", "LOCK_TIMEOUT_S", "IDENTITY_FIELDS", "default_root", "file_lock", "identity_fields"]
+__all__ = ["ENV_VAR", "LOCK_TIMEOUT_S", "IDENTITY_FIELDS", "default_root", "env_path", "file_lock", "identity_fields"]

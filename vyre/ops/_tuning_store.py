@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..backends.user_cache import LOCK_TIMEOUT_S, default_root, file_lock, identity_fields
+from ..backends.user_cache import LOCK_TIMEOUT_S, default_root, env_path, file_lock, identity_fields
 
 if TYPE_CHECKING:  # annotations only: the store (and `vyre tune --show`) needs no backend module
     from ..backends.base import Backend
@@ -47,13 +47,11 @@ log = logging.getLogger("vyre.tuning")
 
 def default_path() -> Path | None:
     """The store's path: ``VYRE_TUNING_FILE`` (None when ``off``), else ``tuning.json`` in the disk cache root."""
-    env = os.environ.get(ENV_VAR, "").strip()
-    if env.lower() == "off":
-        return None
-    if env:
-        return Path(env).expanduser()
-    root = default_root()
-    return None if root is None else root / FILE_NAME
+    def in_root() -> Path | None:
+        root = default_root()
+        return None if root is None else root / FILE_NAME
+
+    return env_path(ENV_VAR, in_root)
 
 
 # ---- adapter identity --------------------------------------------------------------------

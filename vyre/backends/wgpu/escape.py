@@ -205,4 +205,4 @@ def probe_op(backend: WgpuBackend, op: UnOp | str, values: Any) -> np.ndarray:
     return out
 
 
-__all__ = ["RawWgsl", "probe_op", "F32_UNARY_OPS", "probe_program", "RawShader"]
+__all__ = ["RawWgsl", "probe_op", "F32_UNARY_OPS", "probe_program", "RawShader", "WARM_WGSL"]

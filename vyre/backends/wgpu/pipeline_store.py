@@ -295,4 +295,4 @@ class PipelineStore:
             return n
 
 
-__all__ = ["PipelineStore", "program_features", "VALIDATED_CAPACITY"]
+__all__ = ["PipelineStore", "default_lower", "program_features", "VALIDATED_CAPACITY"]
