@@ -23,6 +23,7 @@ import math
 
 from ..array._kernels import cache
 from ..array._kernels.emit import Emitter
+from ..array._kernels.float_math import log1p
 from ..array._kernels.nodes import Node, collect
 from ..ir.builder import ProgramBuilder
 from ..ir.program import Program
@@ -37,18 +38,22 @@ N_PARAMS = 6  # counter base (4 words), number of blocks, the key's word offset 
 _LOW16 = 0xFFFF
 
 
-def mulhilo(b: ProgramBuilder, a: Val, m: int) -> tuple[Val, Val]:
-    """``(hi, lo)`` of the 64-bit product of u32 ``a`` and the constant ``m``, in u32 arithmetic only."""
+def mulhilo(b: ProgramBuilder, a: Val, m: Val | int) -> tuple[Val, Val]:
+    """``(hi, lo)`` of the 64-bit product of the u32 values ``a`` and ``m`` (a Val or a constant), in u32
+    arithmetic only."""
     a0 = b.let(a & _LOW16)
     a1 = b.let(a >> 16)
-    m0, m1 = b.lit(m & _LOW16, "u32"), b.lit(m >> 16, "u32")
+    if isinstance(m, int):
+        m0, m1, mv = b.lit(m & _LOW16, "u32"), b.lit(m >> 16, "u32"), b.lit(m, "u32")
+    else:
+        m0, m1, mv = b.let(m & _LOW16), b.let(m >> 16), m
     p00 = b.let(a0 * m0)
     p01 = b.let(a0 * m1)
     p10 = b.let(a1 * m0)
     # each partial product is below 2**32; mid collects the three terms at bit 16 (below 3 * 2**16)
     mid = b.let((p00 >> 16) + (p01 & _LOW16) + (p10 & _LOW16))
     hi = b.let(a1 * m1 + (p01 >> 16) + (p10 >> 16) + (mid >> 16))
-    lo = b.let(a * b.lit(m, "u32"))  # u32 multiplication wraps: the low word
+    lo = b.let(a * mv)  # u32 multiplication wraps: the low word
     return hi, lo
 
 
@@ -79,13 +84,13 @@ def add_counter(b: ProgramBuilder, base: list[Val], j: Val) -> list[Val]:
 
 
 def box_muller(b: ProgramBuilder, w0: Val, w1: Val) -> tuple[Val, Val]:
-    """Two independent standard normals from two u32 words: u1 = (w0 >> 8 + 1) / 2**24 in (0, 1] (so the
-    log is finite), u2 = (w1 >> 8) / 2**24 in [0, 1); r = sqrt(-2 ln u1), (r cos 2 pi u2, r sin 2 pi u2)."""
+    """Two independent standard normals from two u32 words: u1 = ((w0 >> 8) + 1) / 2**24 in (0, 1] (so the
+    log is finite), u2 = (w1 >> 8) / 2**24 in [0, 1); r = sqrt(-2 ln u1), (r cos 2 pi u2, r sin 2 pi u2).
+    ln u1 is log1p(-v) of the exact v = 1 - u1: accurate near u1 = 1, where r is small."""
     scale = b.lit(2.0**-24, "f32")
-    u1 = b.let(((w0 >> 8) + b.lit(1, "u32")).cast("f32") * scale)
-    u2 = b.let((w1 >> 8).cast("f32") * scale)
-    r = b.let((b.lit(-2.0, "f32") * u1.log()).sqrt())
-    theta = b.let(b.lit(2.0 * math.pi, "f32") * u2)
+    v = b.let((b.lit(0xFFFFFF, "u32") - (w0 >> 8)).cast("f32") * scale)
+    r = b.let((b.lit(-2.0, "f32") * log1p(b, -v)).sqrt())
+    theta = b.let(b.lit(2.0 * math.pi, "f32") * ((w1 >> 8).cast("f32") * scale))
     return b.let(r * theta.cos()), b.let(r * theta.sin())
 
 
