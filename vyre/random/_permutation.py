@@ -18,6 +18,7 @@ from .. import array as va
 from ..array import _dtypes as D
 from ..array._array import Array
 from ..array._creation import check_shape
+from ..array._elementwise import log
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from ._distributions import randint, uniform, unit
 from ._keys import check_key, fold_in, generate
@@ -117,7 +118,7 @@ def choice(key: Array, a: int | Array, shape: Any = (), replace: bool = True, p:
         idx = va.reshape(_shuffle(k, n)[:m], dims)
     else:
         u = va.clip(unit(generate(k, (n,), "bits", "choice"), D.float32), 2.0**-24, 1.0 - 2.0**-24)
-        score = va.log(p) - va.log(-va.log(u))  # Gumbel-perturbed log-probabilities
+        score = log(p) - log(-log(u))  # Gumbel-perturbed log-probabilities
         idx = va.reshape(va.argsort(score, descending=True, stable=True)[:m], dims)
     return idx if arr is None else va.take(arr, idx, axis=ax)
 
