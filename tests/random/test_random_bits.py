@@ -7,21 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from philox_np import fold_in, key_words, philox4x32, split, stream
+from philox_np import KAT, fold_in, key_words, philox4x32, split, stream
 
 import vyre
 import vyre.array as va
 import vyre.random as vr
 from vyre.array._kernels import cache
 from vyre.random import _keys
-
-# Random123's kat_vectors for philox4x32_10: (counter, key, expected)
-KAT = [
-    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
-]
 
 
 def _raw_key(words):
