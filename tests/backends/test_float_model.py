@@ -4,6 +4,8 @@ lowering bug would produce."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -129,7 +131,7 @@ def _mutants(program):
             table = _BIN_SWAP if isinstance(node, Binary) else _UN_SWAP
             if node.op in table:
                 found.append((path, table[node.op]))
-        for name in type(node).model_fields:
+        for name in (f.name for f in dataclasses.fields(node)):
             v = getattr(node, name)
             items = v if isinstance(v, list) else [v]
             for k, item in enumerate(items):
@@ -144,14 +146,14 @@ def _mutants(program):
 
 def _replace(node, path, op):
     if not path:
-        return node.model_copy(update={"op": op})
+        return dataclasses.replace(node, op=op)
     (name, k), rest = path[0], path[1:]
     v = getattr(node, name)
     if k is None:
-        return node.model_copy(update={name: _replace(v, rest, op)})
+        return dataclasses.replace(node, **{name: _replace(v, rest, op)})
     items = list(v)
     items[k] = _replace(items[k], rest, op)
-    return node.model_copy(update={name: items})
+    return dataclasses.replace(node, **{name: items})
 
 
 def test_operator_mutations_are_caught(reference):

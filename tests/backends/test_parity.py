@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from vyre.ir.nodes import EXPR_TYPES, STMT_TYPES, AtomicOp, BinOp, UnOp
@@ -14,8 +16,8 @@ from programs import CASES
 def _walk(nodes):
     for n in nodes:
         yield n
-        for name in type(n).model_fields:
-            v = getattr(n, name)
+        for f in dataclasses.fields(n):
+            v = getattr(n, f.name)
             if isinstance(v, list):
                 yield from _walk([x for x in v if hasattr(x, "kind")])
             elif hasattr(v, "kind"):

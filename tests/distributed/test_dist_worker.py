@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def test_unknown_fingerprint_is_answered_missing(worker):
 
 
 def test_fingerprint_is_checked_on_arrival(worker):
-    p, other = scale_program("scale_w"), scale_program("scale_w").model_copy(update={"name": "renamed"})
+    p, other = scale_program("scale_w"), dataclasses.replace(scale_program("scale_w"), name="renamed")
     jobs = [(0, p.fingerprint, [np.ones(4, np.float32), np.float32(1)], None)]
     status, answer = worker.run_batch({p.fingerprint + "0": other.to_wire()},
                                       [(0, p.fingerprint + "0", jobs[0][2], None)])

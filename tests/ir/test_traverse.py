@@ -3,6 +3,7 @@ the visitor never skips a node silently."""
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 
 import pytest
@@ -81,8 +82,14 @@ def _mentions(annotation, classes) -> bool:
     return any(_mentions(a, classes) for a in typing.get_args(annotation))
 
 
+def _field_types(cls) -> dict:
+    """Each dataclass field of ``cls`` with its resolved annotation (Annotated metadata dropped)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
 def _slot_from_annotation(annotation) -> Slot | None:
-    """The slot a field's pydantic annotation implies (None: not a child field)."""
+    """The slot a field's annotation implies (None: not a child field)."""
     if _mentions(annotation, STMT_TYPES):
         assert typing.get_origin(annotation) is list
         return Slot.BODY
@@ -99,8 +106,8 @@ def _slot_from_annotation(annotation) -> Slot | None:
 def test_table_matches_the_field_annotations(cls):
     declared = {(f.name, f.slot) for f in CHILD_FIELDS[cls]}
     derived = {
-        (name, slot) for name, info in cls.model_fields.items()
-        if (slot := _slot_from_annotation(info.annotation)) is not None
+        (name, slot) for name, annotation in _field_types(cls).items()
+        if (slot := _slot_from_annotation(annotation)) is not None
     }
     assert declared == derived
 
@@ -255,7 +262,7 @@ def test_types_live_only_in_dtype_fields():
     from vyre.ir.decls import BufferDecl, WorkgroupDecl
 
     for cls in (*NODE_TYPES, BufferDecl, WorkgroupDecl):
-        typed = {n for n, info in cls.model_fields.items() if _mentions(info.annotation, (DataType,))}
+        typed = {n for n, annotation in _field_types(cls).items() if _mentions(annotation, (DataType,))}
         assert typed <= {"dtype"}, f"{cls.__name__} holds a DataType in {sorted(typed - {'dtype'})}"
 
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from enum import Enum
-from typing import TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import ValidationError
 from .decls import BufferDecl, WorkgroupDecl
@@ -53,10 +52,13 @@ from .nodes import (
 )
 from .program import Program
 from .subgroups import SubgroupMethods
-from .types import Access, DataType
+from .types import _NUMPY_NAMES, Access, DataType, is_integer, is_numpy_scalar, loaded_numpy
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
 from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, misuse, parse_dtype, python_index
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _dt(d: DTypeLike, program: str = "<builder>") -> DataType:
@@ -73,7 +75,7 @@ def _int_arg(program: str, what: str, value: object, fix: str, *, optional: bool
     """``value`` as a Python int (None passes when ``optional``); a bool, float or str is a ValidationError."""
     if value is None and optional:
         return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+    if is_integer(value):
         return int(value)
     raise _bad_arg(program, what, value, "an int" + (" or None" if optional else ""), fix)
 
@@ -89,8 +91,7 @@ def _name_arg(program: str, what: str, value: object, optional: bool = False) ->
 
 def _workgroup_size(program: str, ws: object) -> tuple[int, int, int]:
     dims = ws if isinstance(ws, (tuple, list)) else (ws,)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
-                                          for d in dims):
+    if not 1 <= len(dims) <= 3 or not all(is_integer(d) for d in dims):
         raise _bad_arg(program, "workgroup_size", ws, "an int or a tuple of 1 to 3 ints",
                        "e.g. workgroup_size=64 or workgroup_size=(8, 8)")
     x, y, z = (int(d) for d in tuple(dims) + (1,) * (3 - len(dims)))
@@ -108,16 +109,10 @@ def _enum_arg(program: str, what: str, enum: type[E], value: object) -> E:
         raise _bad_arg(program, what, value, f"one of {choices}", f"use one of {choices}") from None
 
 
-_NUMPY_SCALARS = {
-    np.dtype(np.uint32): DataType.U32, np.dtype(np.int32): DataType.I32,
-    np.dtype(np.float32): DataType.F32, np.dtype(np.float16): DataType.F16,
-    np.dtype(np.bool_): DataType.BOOL,
-}
-
-
 def _numpy_scalar_dtype(v: object) -> DataType | None:
-    if isinstance(v, np.generic):
-        return _NUMPY_SCALARS.get(v.dtype)
+    """The vyre type of a numpy scalar of a type vyre has (float32, float16, int32, uint32, bool), else None."""
+    if is_numpy_scalar(v):
+        return _NUMPY_NAMES.get(v.dtype.name)
     return None
 
 
@@ -189,9 +184,11 @@ class ProgramBuilder(SubgroupMethods):
     # ---- expressions ----
     def lit(self, value: bool | int | float | np.generic, dtype: DTypeLike | None = None) -> Val:
         """A typed literal. Without dtype: bool→bool, int→u32 (i32 if negative), float→f32."""
-        if not isinstance(value, (bool, int, float, np.generic)) or (
-                isinstance(value, np.generic) and _numpy_scalar_dtype(value) is None
-                and not isinstance(value, (np.integer, np.floating, np.bool_))):
+        numpy_scalar = is_numpy_scalar(value)
+        np_ = loaded_numpy()
+        if not (isinstance(value, (bool, int, float)) or numpy_scalar) or (
+                numpy_scalar and _numpy_scalar_dtype(value) is None and np_ is not None
+                and not isinstance(value, (np_.integer, np_.floating, np_.bool_))):
             raise _bad_arg(self.name, "literal", value, "a Python or numpy bool, int or float",
                            "e.g. b.lit(1.5) or b.lit(3, 'u32')")
         if dtype is None:
@@ -204,7 +201,7 @@ class ProgramBuilder(SubgroupMethods):
                 else:
                     dtype = DataType.F32
         d = _dt(dtype, self.name)
-        v = value.item() if isinstance(value, np.generic) else value
+        v = value.item() if is_numpy_scalar(value) else value
         if d.is_float and isinstance(v, int) and not isinstance(v, bool):
             v = float(v)
         return Val(self, Lit(dtype=d, value=v))
@@ -298,7 +295,7 @@ class ProgramBuilder(SubgroupMethods):
             yield
         finally:
             self._close()
-        block[-1] = block[-1].model_copy(update={"otherwise": body})
+        block[-1] = replace(block[-1], otherwise=body)
 
     @contextlib.contextmanager
     def for_range(self, start: Operand, end: Operand, step: int = 1, name: str | None = None) -> Iterator[Val]:
@@ -391,7 +388,7 @@ class ProgramBuilder(SubgroupMethods):
             dtype = lt.scalar if lt is not None else None
         if dtype is not None and dtype.is_vector:
             dtype = dtype.scalar
-        if isinstance(value, (bool, int, float, np.generic)):
+        if isinstance(value, (bool, int, float)) or is_numpy_scalar(value):
             return self.lit(value, dtype)
         raise misuse(self.name, "operand", f"cannot use {type(value).__name__} {value!r:.80} in a vyre expression",
                      "use a vyre value, or a Python/numpy bool, int or float", value)

@@ -7,7 +7,10 @@ so it is the same in every process and on every machine.
 
 This is a leaf of vyre.ir: it imports no other vyre.ir module and takes the model class as
 an argument, so :mod:`vyre.ir.program` (the data) and :mod:`vyre.ir.wire` (the public wire
-functions) both use it without importing each other.
+functions) both use it without importing each other. The IR classes are plain dataclasses;
+pydantic serialises and validates them here (a ``TypeAdapter`` per class, whose schema reads the
+``kind``-tagged unions and literal encoding marked in :mod:`vyre.ir.nodes`), imported on first use
+so that building programs never loads it.
 """
 
 from __future__ import annotations
@@ -17,30 +20,46 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-from pydantic import ValidationError as PydanticValidationError
-
 from ..errors import ValidationError, ValidationIssue
 
 WIRE_FORMAT = "vyre.program"
 WIRE_VERSION = 1
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")
 
 
-def wire_dict(model: BaseModel) -> dict[str, Any]:
+_ADAPTERS: dict[type[Any], Any] = {}
+
+
+def _adapter(cls: type[Any]) -> Any:
+    """pydantic's TypeAdapter of an IR class (built once per class: schema building is the slow part); its
+    config (unknown fields forbidden) is the classes' ``__pydantic_config__``."""
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        from pydantic import TypeAdapter  # why: import time (pydantic loads on the first wire use only)
+
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
+
+
+def json_dict(model: object) -> Any:
+    """The JSON form of any IR node or declaration (what the wire writes for it)."""
+    return _adapter(type(model)).dump_python(model, mode="json")
+
+
+def wire_dict(model: object) -> dict[str, Any]:
     """The JSON document of ``model`` inside the format/version envelope."""
-    return {"format": WIRE_FORMAT, "version": WIRE_VERSION, "program": model.model_dump(mode="json")}
+    return {"format": WIRE_FORMAT, "version": WIRE_VERSION, "program": json_dict(model)}
 
 
-def wire_bytes(model: BaseModel) -> bytes:
+def wire_bytes(model: object) -> bytes:
     """The canonical bytes of ``model``."""
     return json.dumps(
         wire_dict(model), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
     ).encode("ascii")
 
 
-def wire_fingerprint(model: BaseModel) -> str:
+def wire_fingerprint(model: object) -> str:
     """sha256 hex digest of :func:`wire_bytes`."""
     return hashlib.sha256(wire_bytes(model)).hexdigest()
 
@@ -148,8 +167,10 @@ def read_wire(model_cls: type[M], data: bytes | str) -> M:
                           "version")
     if not isinstance(doc.get("program"), dict):
         raise _wire_error("missing 'program' object", _FIX, "program")
+    from pydantic import ValidationError as PydanticValidationError  # why: import time (see _adapter)
+
     try:
-        model = model_cls.model_validate(doc["program"], context={"wire": True})
+        model: M = _adapter(model_cls).validate_python(doc["program"])
     except PydanticValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0] if errors else {"loc": (), "msg": str(exc)}
@@ -171,4 +192,4 @@ def read_wire(model_cls: type[M], data: bytes | str) -> M:
     return model
 
 
-__all__ = ["WIRE_FORMAT", "WIRE_VERSION", "wire_dict", "wire_bytes", "wire_fingerprint", "read_wire"]
+__all__ = ["WIRE_FORMAT", "WIRE_VERSION", "json_dict", "wire_dict", "wire_bytes", "wire_fingerprint", "read_wire"]

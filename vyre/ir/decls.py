@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from .nodes import Node
+from dataclasses import dataclass
+
+from .nodes import Node, _enum
 from .types import Access, DataType
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BufferDecl(Node):
     """A storage or uniform buffer bound at ``@group(0) @binding(binding)``.
 
@@ -19,13 +22,21 @@ class BufferDecl(Node):
     access: Access = Access.READ
     count: int | None = None
 
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
+        _enum(self, "access", Access)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WorkgroupDecl(Node):
     """A ``var<workgroup>`` array shared by one workgroup."""
 
     name: str
     dtype: DataType
     count: int
+
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
 
 
 __all__ = ["BufferDecl", "WorkgroupDecl"]

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
 
-
-class Limits(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
     """Adapter limits the validator checks against (WebGPU defaults).
 
     Accepts a dict with snake_case, kebab-case (wgpu-py's ``adapter.limits``) or camelCase
     keys, or any object with such attributes; unknown keys are ignored.
     """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
 
     max_compute_invocations_per_workgroup: int = 256
     max_compute_workgroup_size_x: int = 256
@@ -42,17 +42,29 @@ class Limits(BaseModel):
             return cls()
         if isinstance(limits, cls):
             return limits
+        names = [f.name for f in dataclasses.fields(cls)]
         if isinstance(limits, Mapping):
             items: dict[str, object] = {_snake(str(k)): v for k, v in limits.items()}
         else:
             items = {}
-            for f in cls.model_fields:
+            for f in names:
                 camel = re.sub(r"_(\w)", lambda m: m.group(1).upper(), f)
                 for attr in (f, camel):
                     if hasattr(limits, attr):
                         items[f] = getattr(limits, attr)
                         break
-        return cls.model_validate({k: v for k, v in items.items() if k in cls.model_fields and v is not None})
+        return cls(**{k: _count(k, v) for k, v in items.items() if k in names and v is not None})
+
+
+def _count(name: str, value: object) -> int:
+    """A limit as an int (a Python or numpy integer; adapters report ints); anything else is a
+    ValueError naming the limit, as pydantic's was."""
+    if isinstance(value, bool):
+        raise ValueError(f"limit {name}: expected an integer, got {value!r}")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"limit {name}: expected an integer, got {value!r:.40}") from None
 
 
 def _snake(key: str) -> str:

@@ -1,191 +1,103 @@
-"""IR nodes: expressions and statements, as pydantic models.
+"""IR nodes: expressions and statements, as frozen slotted dataclasses.
 
-Every node has a ``kind`` discriminator so the whole tree round-trips through
-JSON. Nodes are immutable; passes build new trees with ``model_copy``.
+Every node has a ``kind`` discriminator so the whole tree round-trips through JSON
+(:mod:`vyre.ir.canonical`, which loads pydantic on first use: building nodes never does).
+Nodes are immutable; passes build new trees with :func:`dataclasses.replace`.
 Users normally build them through :mod:`vyre.ir.builder`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
-
+from .opcodes import *  # noqa: F403  (re-exported: the enums have always been importable from here)
+from .opcodes import AtomicOp, BarrierScope, BinOp, BuiltinName, SubgroupOp, UnOp
+from .opcodes import __all__ as _opcodes_all
 from .types import DataType
 
 
-class Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Base of every IR node and declaration: frozen, compared and hashed by its fields."""
+
+    #: read by pydantic's wire schema only (vyre.ir.canonical): an unknown field on the wire is an error
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
 
-# --------------------------------------------------------------------------- ops
-class UnOp(str, Enum):
-    NEG = "neg"
-    NOT = "not"  # logical not on bool, bitwise complement on integers
-    ABS = "abs"
-    SQRT = "sqrt"
-    INVERSE_SQRT = "inverse_sqrt"
-    EXP = "exp"
-    EXP2 = "exp2"
-    LOG = "log"
-    LOG2 = "log2"
-    SIN = "sin"
-    COS = "cos"
-    TAN = "tan"
-    TANH = "tanh"
-    FLOOR = "floor"
-    CEIL = "ceil"
-    ROUND = "round"  # half to even, like WGSL round()
-    TRUNC = "trunc"
-    FRACT = "fract"
-    SIGN = "sign"
-    COUNT_ONES = "count_ones"
-    REVERSE_BITS = "reverse_bits"
-    COUNT_LEADING_ZEROS = "count_leading_zeros"
-    COUNT_TRAILING_ZEROS = "count_trailing_zeros"
+def _enum(node: Node, name: str, enum: type[Enum]) -> None:
+    """A str given for an enum field becomes the member (``Lit(dtype="f32", ...)``), as pydantic coerced it;
+    an unknown value is a ValueError."""
+    value = getattr(node, name)
+    if type(value) is not enum:
+        object.__setattr__(node, name, enum(value))
 
 
-FLOAT_UNOPS = frozenset(
-    {
-        UnOp.SQRT, UnOp.INVERSE_SQRT, UnOp.EXP, UnOp.EXP2, UnOp.LOG, UnOp.LOG2, UnOp.SIN,
-        UnOp.COS, UnOp.TAN, UnOp.TANH, UnOp.FLOOR, UnOp.CEIL, UnOp.ROUND, UnOp.TRUNC, UnOp.FRACT,
-    }
-)
-INT_UNOPS = frozenset(
-    {UnOp.COUNT_ONES, UnOp.REVERSE_BITS, UnOp.COUNT_LEADING_ZEROS, UnOp.COUNT_TRAILING_ZEROS}
-)
+def _own_list(node: Node, name: str) -> None:
+    """A list field holds a list of its own (any iterable given is copied), so a caller's later
+    appends never reach the frozen node."""
+    object.__setattr__(node, name, list(getattr(node, name)))
 
 
-class BinOp(str, Enum):
-    ADD = "add"
-    SUB = "sub"
-    MUL = "mul"
-    DIV = "div"
-    REM = "rem"
-    MIN = "min"
-    MAX = "max"
-    POW = "pow"
-    BIT_AND = "bit_and"
-    BIT_OR = "bit_or"
-    BIT_XOR = "bit_xor"
-    SHL = "shl"
-    SHR = "shr"
-    EQ = "eq"
-    NE = "ne"
-    LT = "lt"
-    LE = "le"
-    GT = "gt"
-    GE = "ge"
-    AND = "and"  # logical, bool operands
-    OR = "or"  # logical, bool operands
+# --------------------------------------------------------------------------- wire markers
+# Annotated metadata that pydantic reads when it builds the wire schema (vyre.ir.canonical, on the first
+# to_wire/from_wire/fingerprint); nothing else looks at them, and they import nothing until then.
+class _TaggedByKind:
+    """An expression/statement union is tagged by ``kind`` on the wire."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import Field  # why: import time (pydantic loads for the wire only)
+
+        return handler.generate_schema(Annotated[source, Field(discriminator="kind")])
 
 
-ARITH_BINOPS = frozenset({BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.DIV, BinOp.REM, BinOp.MIN, BinOp.MAX})
-BIT_BINOPS = frozenset({BinOp.BIT_AND, BinOp.BIT_OR, BinOp.BIT_XOR})
-SHIFT_BINOPS = frozenset({BinOp.SHL, BinOp.SHR})
-COMPARE_BINOPS = frozenset({BinOp.EQ, BinOp.NE, BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE})
-LOGIC_BINOPS = frozenset({BinOp.AND, BinOp.OR})
-
-
-class AtomicOp(str, Enum):
-    ADD = "add"
-    SUB = "sub"
-    MIN = "min"
-    MAX = "max"
-    AND = "and"
-    OR = "or"
-    XOR = "xor"
-    EXCHANGE = "exchange"
-    COMPARE_EXCHANGE = "compare_exchange"  # returns the old value
-    LOAD = "load"
-
-
-class BuiltinName(str, Enum):
-    GLOBAL_ID = "global_id"  # vec3 component, needs axis
-    LOCAL_ID = "local_id"  # vec3 component, needs axis
-    WORKGROUP_ID = "workgroup_id"  # vec3 component, needs axis
-    NUM_WORKGROUPS = "num_workgroups"  # vec3 component, needs axis
-    GLOBAL_INDEX = "global_index"  # linear index over the whole (logical) grid
-    LOCAL_INDEX = "local_index"  # linear index inside the workgroup
-    SUBGROUP_INVOCATION_ID = "subgroup_invocation_id"  # lane inside the subgroup (needs the subgroups feature)
-    SUBGROUP_SIZE = "subgroup_size"  # invocations per subgroup (needs the subgroups feature)
-
-
-AXIS_BUILTINS = frozenset(
-    {BuiltinName.GLOBAL_ID, BuiltinName.LOCAL_ID, BuiltinName.WORKGROUP_ID, BuiltinName.NUM_WORKGROUPS}
-)
-
-
-SUBGROUP_BUILTINS = frozenset({BuiltinName.SUBGROUP_INVOCATION_ID, BuiltinName.SUBGROUP_SIZE})
-
-
-class SubgroupOp(str, Enum):
-    """Operations across the active invocations of a subgroup (WGSL's ``subgroup*`` built-ins)."""
-
-    ADD = "add"
-    MUL = "mul"
-    MIN = "min"
-    MAX = "max"
-    AND = "and"
-    OR = "or"
-    XOR = "xor"
-    ALL = "all"  # bool
-    ANY = "any"  # bool
-    INCLUSIVE_ADD = "inclusive_add"
-    EXCLUSIVE_ADD = "exclusive_add"
-    INCLUSIVE_MUL = "inclusive_mul"
-    EXCLUSIVE_MUL = "exclusive_mul"
-    BROADCAST = "broadcast"  # lane: a u32 literal
-    BROADCAST_FIRST = "broadcast_first"
-    SHUFFLE = "shuffle"  # lane: any u32
-    SHUFFLE_XOR = "shuffle_xor"  # lane: a workgroup-uniform u32 mask
-    SHUFFLE_UP = "shuffle_up"  # lane: a workgroup-uniform u32 delta
-    SHUFFLE_DOWN = "shuffle_down"  # lane: a workgroup-uniform u32 delta
-    BALLOT = "ballot"  # bool -> vec4<u32>
-
-
-SUBGROUP_LANE_OPS = frozenset({SubgroupOp.BROADCAST, SubgroupOp.SHUFFLE, SubgroupOp.SHUFFLE_XOR,
-                               SubgroupOp.SHUFFLE_UP, SubgroupOp.SHUFFLE_DOWN})
-
-
-class BarrierScope(str, Enum):
-    WORKGROUP = "workgroup"
-    STORAGE = "storage"
-
-
-# --------------------------------------------------------------------------- exprs
 def _encode_float(v: bool | int | float) -> bool | int | float | str:
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
     return v
 
 
+def _decode_float(v: object) -> object:
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    return v
+
+
+class _LiteralValue:
+    """A literal's value: non-finite floats travel as the strings "nan"/"inf"/"-inf"."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema  # why: import time (pydantic loads for the wire only)
+
+        return core_schema.no_info_before_validator_function(
+            _decode_float, handler(source), serialization=core_schema.plain_serializer_function_ser_schema(
+                _encode_float))
+
+
+# --------------------------------------------------------------------------- exprs
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Lit(Node):
     """A literal of an explicit type. Non-finite floats travel as "nan"/"inf"/"-inf"."""
 
     kind: Literal["lit"] = "lit"
     dtype: DataType
-    value: bool | int | float
+    value: Annotated[bool | int | float, _LiteralValue()]
 
-    @field_validator("value", mode="before")
-    @classmethod
-    def _decode(cls, v: object) -> object:
-        if isinstance(v, str) and v in ("nan", "inf", "-inf"):
-            return float(v)
-        return v
-
-    @field_serializer("value")
-    def _encode(self, v: bool | int | float) -> bool | int | float | str:
-        return _encode_float(v)
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
+        if isinstance(self.value, str):  # the wire spelling of a non-finite float
+            object.__setattr__(self, "value", _decode_float(self.value))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Var(Node):
     kind: Literal["var"] = "var"
     name: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Load(Node):
     """``buffer[index]`` for a storage buffer, uniform buffer or workgroup array."""
 
@@ -194,6 +106,7 @@ class Load(Node):
     index: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BufLen(Node):
     """Element count of a buffer (u32)."""
 
@@ -201,6 +114,7 @@ class BufLen(Node):
     buffer: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Builtin(Node):
     """A u32 built-in value. ``axis`` (0..2) picks the component of the vec3 built-ins."""
 
@@ -208,20 +122,32 @@ class Builtin(Node):
     name: BuiltinName
     axis: int | None = None
 
+    def __post_init__(self) -> None:
+        _enum(self, "name", BuiltinName)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unary(Node):
     kind: Literal["unary"] = "unary"
     op: UnOp
     arg: Expr
 
+    def __post_init__(self) -> None:
+        _enum(self, "op", UnOp)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Binary(Node):
     kind: Literal["binary"] = "binary"
     op: BinOp
     lhs: Expr
     rhs: Expr
 
+    def __post_init__(self) -> None:
+        _enum(self, "op", BinOp)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Select(Node):
     """``cond ? if_true : if_false`` (both sides are evaluated)."""
 
@@ -231,6 +157,7 @@ class Select(Node):
     if_false: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cast(Node):
     """Value conversion. Float to int truncates toward zero and saturates."""
 
@@ -238,7 +165,11 @@ class Cast(Node):
     dtype: DataType
     arg: Expr
 
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Bitcast(Node):
     """Reinterpret the bits of a 32-bit value (or vector) as another type of the same size."""
 
@@ -246,7 +177,11 @@ class Bitcast(Node):
     dtype: DataType
     arg: Expr
 
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Fma(Node):
     """``a * b + c``."""
 
@@ -256,6 +191,7 @@ class Fma(Node):
     c: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Atomic(Node):
     """An atomic read-modify-write on ``buffer[index]``; evaluates to the old value."""
 
@@ -266,7 +202,11 @@ class Atomic(Node):
     value: Expr | None = None
     expected: Expr | None = None  # compare_exchange only
 
+    def __post_init__(self) -> None:
+        _enum(self, "op", AtomicOp)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VecNew(Node):
     """Build a vector from its components (or splat a single scalar)."""
 
@@ -274,7 +214,12 @@ class VecNew(Node):
     dtype: DataType
     args: list[Expr]
 
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
+        _own_list(self, "args")
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Extract(Node):
     """One component of a vector."""
 
@@ -283,6 +228,7 @@ class Extract(Node):
     lane: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Subgroup(Node):
     """A subgroup operation on ``value`` across the active invocations of the caller's subgroup;
     ``lane`` is the source lane of broadcast/shuffle, the mask of shuffle_xor, the delta of
@@ -294,17 +240,21 @@ class Subgroup(Node):
     value: Expr
     lane: Expr | None = None
 
+    def __post_init__(self) -> None:
+        _enum(self, "op", SubgroupOp)
+
 
 Expr = Annotated[
     Lit | Var | Load | BufLen | Builtin | Unary | Binary | Select | Cast | Bitcast | Fma | Atomic | VecNew | Extract
     | Subgroup,
-    Field(discriminator="kind"),
+    _TaggedByKind(),
 ]
 EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract,
               Subgroup)
 
 
 # --------------------------------------------------------------------------- stmts
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Let(Node):
     """Immutable binding."""
 
@@ -313,6 +263,7 @@ class Let(Node):
     value: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VarDecl(Node):
     """Mutable variable; zero-initialised when ``value`` is None."""
 
@@ -321,13 +272,18 @@ class VarDecl(Node):
     dtype: DataType
     value: Expr | None = None
 
+    def __post_init__(self) -> None:
+        _enum(self, "dtype", DataType)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Assign(Node):
     kind: Literal["assign"] = "assign"
     name: str
     value: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Store(Node):
     kind: Literal["store"] = "store"
     buffer: str
@@ -335,13 +291,19 @@ class Store(Node):
     value: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class If(Node):
     kind: Literal["if"] = "if"
     cond: Expr
-    then: list[Stmt] = Field(default_factory=list)
-    otherwise: list[Stmt] = Field(default_factory=list)
+    then: list[Stmt] = field(default_factory=list)
+    otherwise: list[Stmt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _own_list(self, "then")
+        _own_list(self, "otherwise")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class For(Node):
     """``for (var v = start; v < end; v += step)`` (``>`` when step < 0). ``end`` is re-evaluated each trip."""
 
@@ -350,32 +312,47 @@ class For(Node):
     start: Expr
     end: Expr
     step: int = 1
-    body: list[Stmt] = Field(default_factory=list)
+    body: list[Stmt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _own_list(self, "body")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class While(Node):
     kind: Literal["while"] = "while"
     cond: Expr
-    body: list[Stmt] = Field(default_factory=list)
+    body: list[Stmt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _own_list(self, "body")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Break(Node):
     kind: Literal["break"] = "break"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Continue(Node):
     kind: Literal["continue"] = "continue"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Barrier(Node):
     kind: Literal["barrier"] = "barrier"
     scope: BarrierScope = BarrierScope.WORKGROUP
 
+    def __post_init__(self) -> None:
+        _enum(self, "scope", BarrierScope)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Return(Node):
     kind: Literal["return"] = "return"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Eval(Node):
     """Evaluate an expression for its side effect (an atomic whose old value is unused)."""
 
@@ -385,17 +362,12 @@ class Eval(Node):
 
 Stmt = Annotated[
     Let | VarDecl | Assign | Store | If | For | While | Break | Continue | Barrier | Return | Eval,
-    Field(discriminator="kind"),
+    _TaggedByKind(),
 ]
 STMT_TYPES = (Let, VarDecl, Assign, Store, If, For, While, Break, Continue, Barrier, Return, Eval)
 
-for _cls in EXPR_TYPES + STMT_TYPES:
-    _cls.model_rebuild()
-
 __all__ = [
-    "Node", "UnOp", "BinOp", "AtomicOp", "BuiltinName", "BarrierScope",
-    "FLOAT_UNOPS", "INT_UNOPS", "ARITH_BINOPS", "BIT_BINOPS", "SHIFT_BINOPS", "COMPARE_BINOPS",
-    "LOGIC_BINOPS", "AXIS_BUILTINS", "SUBGROUP_BUILTINS", "SubgroupOp", "SUBGROUP_LANE_OPS", "Subgroup",
+    "Node", *_opcodes_all, "Subgroup",
     "Lit", "Var", "Load", "BufLen", "Builtin", "Unary", "Binary", "Select", "Cast", "Bitcast", "Fma",
     "Atomic", "VecNew", "Extract", "Expr", "EXPR_TYPES",
     "Let", "VarDecl", "Assign", "Store", "If", "For", "While", "Break", "Continue", "Barrier", "Return",

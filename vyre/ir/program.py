@@ -7,19 +7,18 @@ bytes and cached ``fingerprint`` come from the leaf :mod:`vyre.ir.canonical`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
-
-from pydantic import Field, ValidationInfo, field_validator
 
 from .canonical import read_wire, wire_bytes, wire_fingerprint
 from .decls import BufferDecl, WorkgroupDecl
-from .nodes import Node, Stmt
+from .nodes import Node, Stmt, _own_list
 from .text import program_to_text
 from .types import pad3
 
 
+# Not slotted: the cached ``fingerprint`` lives in the instance dict (equality and hashing see fields only).
+@dataclass(frozen=True, kw_only=True)
 class Program(Node):
     """A compute kernel: buffers, workgroup arrays, workgroup size and statements.
 
@@ -31,18 +30,17 @@ class Program(Node):
     """
 
     name: str
-    buffers: list[BufferDecl] = Field(default_factory=list)
-    workgroup: list[WorkgroupDecl] = Field(default_factory=list)
+    buffers: list[BufferDecl] = field(default_factory=list)
+    workgroup: list[WorkgroupDecl] = field(default_factory=list)
     workgroup_size: tuple[int, int, int] = (64, 1, 1)
-    body: list[Stmt] = Field(default_factory=list)
+    body: list[Stmt] = field(default_factory=list)
     grid_from: str | None = None
 
-    @field_validator("workgroup_size", mode="before")
-    @classmethod
-    def _pad_wg(cls, v: Any, info: ValidationInfo) -> Any:
-        if isinstance(info.context, dict) and info.context.get("wire"):
-            return v  # the wire form is always the full triple: no padding, no coercion
-        return pad3(v)
+    def __post_init__(self) -> None:
+        # an int or a 1-3 tuple is padded to the (x, y, z) triple (the wire form is always the triple)
+        object.__setattr__(self, "workgroup_size", pad3(self.workgroup_size))
+        for name in ("buffers", "workgroup", "body"):
+            _own_list(self, name)
 
     # ---- buffer views ----------------------------------------------------
     @property
@@ -85,12 +83,6 @@ class Program(Node):
         """sha256 hex digest of the canonical wire bytes: stable across processes and machines.
         Computed on first access, then cached on the (immutable) program."""
         return wire_fingerprint(self)
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Program:
-        """A copy (with ``update`` applied) whose fingerprint is recomputed, never inherited."""
-        copy = super().model_copy(update=update, deep=deep)
-        copy.__dict__.pop("fingerprint", None)
-        return copy
 
     def to_text(self) -> str:
         return program_to_text(self)

@@ -16,7 +16,7 @@ subclass's class statement makes a missing handler an error when the class is de
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -260,7 +260,7 @@ def with_expr_children(node: N, new: Sequence[Expr]) -> N:
             update[f.name] = [next(it) for _ in value]
         elif value is not None:
             update[f.name] = next(it)
-    return node.model_copy(update=update)
+    return replace(node, **update)
 
 
 def with_bodies(stmt: N, new: Sequence[list[Stmt]]) -> N:
@@ -270,7 +270,7 @@ def with_bodies(stmt: N, new: Sequence[list[Stmt]]) -> N:
         raise ValueError(f"{type(stmt).__name__} has {len(names)} bodies, {len(new)} given")
     if all(getattr(stmt, n) is b for n, b in zip(names, new)):
         return stmt
-    return stmt.model_copy(update=dict(zip(names, (list(b) for b in new))))
+    return replace(stmt, **dict(zip(names, (list(b) for b in new))))
 
 
 def map_expr(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:

@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from enum import Enum
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+    from typing_extensions import TypeIs
+
+
+def loaded_numpy() -> ModuleType | None:
+    """numpy when something has imported it, else None. No numpy object exists before numpy is imported, so
+    the IR's checks for numpy scalars and dtypes skip it then, and building a program never imports numpy
+    (~90 ms of import time)."""
+    return sys.modules.get("numpy")
+
+
+def is_integer(value: object) -> TypeIs[int | np.integer[Any]]:
+    """A Python or numpy integer, not a bool."""
+    if isinstance(value, int):
+        return not isinstance(value, bool)
+    np_ = loaded_numpy()
+    return np_ is not None and isinstance(value, np_.integer)
+
+
+def is_numpy_scalar(value: object) -> TypeIs[np.generic[Any]]:
+    """A numpy scalar (``np.float32(1)``, ``np.bool_(True)``...)."""
+    np_ = loaded_numpy()
+    return np_ is not None and isinstance(value, np_.generic)
 
 
 class DataType(str, Enum):
@@ -75,6 +101,8 @@ class DataType(str, Enum):
     @property
     def numpy_dtype(self) -> np.dtype:
         """numpy dtype of one component on the host (bool is numpy bool)."""
+        import numpy as np  # why: import time (see loaded_numpy)
+
         return np.dtype(_NUMPY[self.scalar])
 
     @property
@@ -90,7 +118,7 @@ class DataType(str, Enum):
     @property
     def element_nbytes(self) -> int:
         """Bytes one element occupies in a storage array (its WGSL array stride)."""
-        return self.storage_lanes * np.dtype(_NUMPY[self.storage_scalar]).itemsize
+        return self.storage_lanes * _ITEMSIZE[self.storage_scalar]
 
     @staticmethod
     def vector(scalar: DataType, lanes: int) -> DataType:
@@ -112,7 +140,9 @@ class DataType(str, Enum):
                 return DataType(name)
             except ValueError:
                 pass
-        elif isinstance(value, (np.dtype, type)):
+        elif isinstance(value, type) or _is_numpy_dtype(value):
+            import numpy as np  # why: import time (see loaded_numpy); a type (np.float32, bool) needs numpy
+
             try:
                 found = _NUMPY_NAMES.get(np.dtype(value).name)
             except TypeError:
@@ -125,13 +155,22 @@ class DataType(str, Enum):
         )
 
 
+#: numpy dtype names of the scalar types (numpy loads only when a numpy dtype is asked for)
 _NUMPY = {
-    DataType.U32: np.uint32,
-    DataType.I32: np.int32,
-    DataType.F32: np.float32,
-    DataType.F16: np.float16,
-    DataType.BOOL: np.bool_,
+    DataType.U32: "uint32",
+    DataType.I32: "int32",
+    DataType.F32: "float32",
+    DataType.F16: "float16",
+    DataType.BOOL: "bool",
 }
+#: bytes of one component in storage (numpy's itemsize of the storage scalar)
+_ITEMSIZE = {DataType.U32: 4, DataType.I32: 4, DataType.F32: 4, DataType.F16: 2}
+
+
+def _is_numpy_dtype(value: object) -> bool:
+    np_ = loaded_numpy()
+    return np_ is not None and isinstance(value, np_.dtype)
+
 
 #: numpy dtype names of the scalar types vyre has.
 _NUMPY_NAMES = {"float32": DataType.F32, "float16": DataType.F16, "int32": DataType.I32, "uint32": DataType.U32,
@@ -181,4 +220,5 @@ def pad3(v: int | Iterable[int]) -> tuple[int, ...]:
     return t + (1,) * (3 - len(t)) if len(t) < 3 else t
 
 
-__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES", "pad3"]
+__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES", "pad3", "loaded_numpy", "is_integer",
+           "is_numpy_scalar"]

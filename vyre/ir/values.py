@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
-import numpy as np
-
 from ..errors import BuilderError, ValidationError, ValidationIssue
 from .nodes import (
     Assign,
@@ -27,9 +25,11 @@ from .nodes import (
     Var,
 )
 from .text import expr_to_text
-from .types import DataType
+from .types import DataType, is_integer
 
 if TYPE_CHECKING:
+    import numpy as np  # noqa: F401  (the aliases below name it)
+
     from .builder import ProgramBuilder
 
 DTypeLike: TypeAlias = "DataType | str | np.dtype | type"
@@ -58,7 +58,7 @@ def misuse(program: str, what: str, message: str, fix: str, node: object = "", r
 
 def python_index(program: str, value: object, what: str) -> int:
     """``value`` as a Python int, or a ValidationError: only integers index (``x[1.5]`` is not ``x[1]``)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+    if is_integer(value):
         return int(value)
     raise misuse(program, what, f"{what} must be an integer, got {type(value).__name__} {value!r:.80}",
                  "use a Python int or an integer vyre value (e.g. v.cast('u32')); a float never indexes", value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .canonical import WIRE_FORMAT, WIRE_VERSION, read_wire, wire_bytes, wire_dict, wire_fingerprint
+from .canonical import WIRE_FORMAT, WIRE_VERSION, json_dict, read_wire, wire_bytes, wire_dict, wire_fingerprint
 from .program import Program
 
 
@@ -33,4 +33,4 @@ def fingerprint(program: Program) -> str:
     return wire_fingerprint(program)
 
 
-__all__ = ["WIRE_FORMAT", "WIRE_VERSION", "to_wire", "to_wire_dict", "from_wire", "fingerprint"]
+__all__ = ["WIRE_FORMAT", "WIRE_VERSION", "to_wire", "to_wire_dict", "from_wire", "fingerprint", "json_dict"]

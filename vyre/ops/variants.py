@@ -17,6 +17,7 @@ Every variant is checked against the op's numpy reference within the op's tolera
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -121,7 +122,7 @@ def facts_of(backend: Backend) -> AdapterFacts:
     if hasattr(caps, "max_workgroup_size"):
         for axis, v in zip("xyz", caps.max_workgroup_size):
             limits[f"max_compute_workgroup_size_{axis}"] = int(v)
-    ir = Limits().model_dump()
+    ir = dataclasses.asdict(Limits())
     for name, cap in ir.items():
         if isinstance(cap, int):
             limits[name] = min(limits.get(name, cap), cap)

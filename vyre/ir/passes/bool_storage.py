@@ -10,6 +10,7 @@ elements; found by the fuzzer), and a u32 word per element costs nothing that ma
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..nodes import Binary, BinOp, Expr, Lit, Load, Select, Stmt, Store
@@ -45,11 +46,11 @@ class _BoolStorage(Rewriter):
     def rewrite_decls(self, program: Program) -> dict[str, Any]:
         return {
             "buffers": [
-                b.model_copy(update={"dtype": DataType.U32}) if b.name in self.names else b
+                replace(b, dtype=DataType.U32) if b.name in self.names else b
                 for b in program.buffers
             ],
             "workgroup": [
-                w.model_copy(update={"dtype": DataType.U32}) if w.name in self.names else w
+                replace(w, dtype=DataType.U32) if w.name in self.names else w
                 for w in program.workgroup
             ],
         }

@@ -10,6 +10,7 @@ that owns the slot. Expression trees are walked with :mod:`vyre.ir.traverse`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..nodes import (
@@ -58,13 +59,8 @@ def used_names(program: Program) -> set[str]:
 
 
 def rebuild(program: Program, **update: Any) -> Program:
-    """A new Program with some fields replaced.
-
-    (Not pydantic's plain ``model_copy``, so the new program gets its own ``fingerprint``.)
-    """
-    fields = {f: getattr(program, f) for f in type(program).model_fields}
-    fields.update(update)
-    return type(program)(**fields)
+    """A new Program with some fields replaced (a new object, so it computes its own ``fingerprint``)."""
+    return dataclasses.replace(program, **update)
 
 
 class FreshNames:

@@ -7,6 +7,8 @@ leaves undefined (runtime) amounts >= 32. Literal amounts are folded, others bec
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..nodes import Binary, BinOp, Expr, Lit, Stmt, VecNew
 from ..program import Program
 from ..traverse import iter_exprs, map_expr
@@ -44,7 +46,7 @@ class _MaskShifts(Rewriter):
                 t = self.type_of(amt)
                 mask = _MASK if t is None or not t.is_vector else VecNew(dtype=t, args=[_MASK])
                 masked = Binary(op=BinOp.BIT_AND, lhs=amt, rhs=mask)
-            return node.model_copy(update={"rhs": masked})
+            return replace(node, rhs=masked)
 
         return map_expr(e, fn)
 
