@@ -99,6 +99,8 @@ def test_choice(rb):
     p = va.asarray(np.array([0.0, 0.5, 0.0, 0.5], dtype=np.float32))
     w = np.asarray(vr.choice(vr.key(53), 4, (100,), p=p))
     assert set(w.tolist()) <= {1, 3}
+    tail = va.asarray(np.array([0.25, 0.75, 0.0, 0.0], dtype=np.float32))  # zero probabilities at the end
+    assert set(np.asarray(vr.choice(vr.key(56), 4, (200,), p=tail)).tolist()) == {0, 1}
     g = np.asarray(vr.choice(vr.key(54), 4, (2,), replace=False, p=p))
     assert sorted(g.tolist()) == [1, 3]
     a = va.asarray(np.arange(10, 20, dtype=np.float32))

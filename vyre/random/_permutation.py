@@ -53,6 +53,12 @@ def _count(x: Any, axis: int, what: str) -> tuple[int, Array | None, int]:
     return n, None, 0
 
 
+def _axis(axis: Any, what: str) -> int:
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise ArgumentTypeError(f"{what}: axis must be an int, not {type(axis).__name__} {axis!r}", fix="axis=0")
+    return int(axis)
+
+
 def _shuffle(k: Array, n: int) -> Array:
     """A random permutation of range(n) as int32 (see the module docstring)."""
     if n == 0:
@@ -70,9 +76,7 @@ def permutation(key: Array, x: int | Array, axis: int = 0, *, device: Backend | 
     """A random permutation: of ``range(x)`` (int32) for an int ``x``, else of ``x``'s elements along
     ``axis`` (a new array; one permutation of the slices along that axis)."""
     k = check_key(key, "permutation", device)
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise ArgumentTypeError(f"permutation: axis must be an int, not {axis!r}", fix="axis=0")
-    n, arr, ax = _count(x, int(axis), "permutation")
+    n, arr, ax = _count(x, _axis(axis, "permutation"), "permutation")
     perm = _shuffle(k, n)
     if arr is None:
         return perm
@@ -90,7 +94,7 @@ def choice(key: Array, a: int | Array, shape: Any = (), replace: bool = True, p:
     u)``), which draws without replacement in proportion to ``p``."""
     k = check_key(key, "choice", device)
     dims = check_shape(shape, "choice")
-    n, arr, ax = _count(a, int(axis), "choice")
+    n, arr, ax = _count(a, _axis(axis, "choice"), "choice")
     m = math.prod(dims)
     if not isinstance(replace, (bool, np.bool_)):
         raise ArgumentTypeError(f"choice: replace must be a bool, not {replace!r}", fix="replace=False")
@@ -104,6 +108,8 @@ def choice(key: Array, a: int | Array, shape: Any = (), replace: bool = True, p:
             raise ArgumentTypeError(f"choice: p must be a float array of shape ({n},)", fix="pass p as float32")
         if p.device is not k.device:
             p = p.to_device(k.device)
+        if p.dtype != D.float32:
+            p = va.astype(p, D.float32)
     if m == 0:
         idx = va.zeros(dims, dtype=D.int32, device=k.device)
     elif replace and p is None:
@@ -111,7 +117,8 @@ def choice(key: Array, a: int | Array, shape: Any = (), replace: bool = True, p:
     elif replace:
         assert p is not None
         cdf = va.cumulative_sum(p)
-        u = uniform(k, dims) * cdf[-1]
+        total = cdf[-1]  # points strictly below it: never past the last non-zero probability
+        u = va.minimum(uniform(k, dims) * total, va.nextafter(total, va.zeros_like(total)))
         idx = va.minimum(va.searchsorted(cdf, va.reshape(u, (m,)), side="right"), n - 1)
         idx = va.reshape(idx, dims)
     elif p is None:
