@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .nodes import Node, _enum
+from .nodes import Node, _enum, node_class
 from .types import Access, DataType
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class BufferDecl(Node):
     """A storage or uniform buffer bound at ``@group(0) @binding(binding)``.
 
@@ -27,7 +25,7 @@ class BufferDecl(Node):
         _enum(self, "access", Access)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class WorkgroupDecl(Node):
     """A ``var<workgroup>`` array shared by one workgroup."""
 

@@ -9,22 +9,64 @@ Users normally build them through :mod:`vyre.ir.builder`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Annotated, Any, ClassVar, Literal
+from operator import attrgetter
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, dataclass_transform
 
 from .opcodes import *  # noqa: F403  (re-exported: the enums have always been importable from here)
 from .opcodes import AtomicOp, BarrierScope, BinOp, BuiltinName, SubgroupOp, UnOp
 from .opcodes import __all__ as _opcodes_all
 from .types import DataType
 
+_FIELD_VALUES: dict[type[Any], Callable[[Any], Any]] = {}
 
-@dataclass(frozen=True, slots=True)
+
+def _field_values(node: Any) -> Any:
+    """The field values of ``node``, in field order (one getter per class, made on first use)."""
+    get = _FIELD_VALUES.get(type(node))
+    if get is None:
+        names = _field_names(type(node))
+        get = _FIELD_VALUES[type(node)] = attrgetter(*names) if names else (lambda _: ())
+    return get(node)
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    # a Node subclass that is not (yet) a node_class has no fields
+    return tuple(getattr(cls, "__dataclass_fields__", ()))
+
+
 class Node:
-    """Base of every IR node and declaration: frozen, compared and hashed by its fields."""
+    """Base of every IR node and declaration (each a :func:`node_class` dataclass): frozen, compared and
+    hashed by its fields like a dataclass with ``eq=True``, and written as a dataclass writes itself.
+    These three methods live here once rather than being generated per class (an ``exec`` each at import)."""
 
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by node_class on every subclass (for mypy's replace)
     #: read by pydantic's wire schema only (vyre.ir.canonical): an unknown field on the wire is an error
     __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return bool(_field_values(self) == _field_values(other))
+
+    def __hash__(self) -> int:
+        return hash(_field_values(self))  # a TypeError for a node holding a list, as a dataclass's hash
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self)))
+        return f"{type(self).__qualname__}({items})"
+
+
+N = TypeVar("N", bound=Node)
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
+def node_class(cls: type[N]) -> type[N]:
+    """``@dataclass(frozen=True, slots=True, kw_only=True)`` with :class:`Node`'s equality, hash and repr."""
+    return dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)(cls)
 
 
 def _enum(node: Node, name: str, enum: type[Enum]) -> None:
@@ -77,7 +119,7 @@ class _LiteralValue:
 
 
 # --------------------------------------------------------------------------- exprs
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Lit(Node):
     """A literal of an explicit type. Non-finite floats travel as "nan"/"inf"/"-inf"."""
 
@@ -91,13 +133,13 @@ class Lit(Node):
             object.__setattr__(self, "value", _decode_float(self.value))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Var(Node):
     kind: Literal["var"] = "var"
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Load(Node):
     """``buffer[index]`` for a storage buffer, uniform buffer or workgroup array."""
 
@@ -106,7 +148,7 @@ class Load(Node):
     index: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class BufLen(Node):
     """Element count of a buffer (u32)."""
 
@@ -114,7 +156,7 @@ class BufLen(Node):
     buffer: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Builtin(Node):
     """A u32 built-in value. ``axis`` (0..2) picks the component of the vec3 built-ins."""
 
@@ -126,7 +168,7 @@ class Builtin(Node):
         _enum(self, "name", BuiltinName)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Unary(Node):
     kind: Literal["unary"] = "unary"
     op: UnOp
@@ -136,7 +178,7 @@ class Unary(Node):
         _enum(self, "op", UnOp)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Binary(Node):
     kind: Literal["binary"] = "binary"
     op: BinOp
@@ -147,7 +189,7 @@ class Binary(Node):
         _enum(self, "op", BinOp)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Select(Node):
     """``cond ? if_true : if_false`` (both sides are evaluated)."""
 
@@ -157,7 +199,7 @@ class Select(Node):
     if_false: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Cast(Node):
     """Value conversion. Float to int truncates toward zero and saturates."""
 
@@ -169,7 +211,7 @@ class Cast(Node):
         _enum(self, "dtype", DataType)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Bitcast(Node):
     """Reinterpret the bits of a 32-bit value (or vector) as another type of the same size."""
 
@@ -181,7 +223,7 @@ class Bitcast(Node):
         _enum(self, "dtype", DataType)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Fma(Node):
     """``a * b + c``."""
 
@@ -191,7 +233,7 @@ class Fma(Node):
     c: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Atomic(Node):
     """An atomic read-modify-write on ``buffer[index]``; evaluates to the old value."""
 
@@ -206,7 +248,7 @@ class Atomic(Node):
         _enum(self, "op", AtomicOp)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class VecNew(Node):
     """Build a vector from its components (or splat a single scalar)."""
 
@@ -219,7 +261,7 @@ class VecNew(Node):
         _own_list(self, "args")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Extract(Node):
     """One component of a vector."""
 
@@ -228,7 +270,7 @@ class Extract(Node):
     lane: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Subgroup(Node):
     """A subgroup operation on ``value`` across the active invocations of the caller's subgroup;
     ``lane`` is the source lane of broadcast/shuffle, the mask of shuffle_xor, the delta of
@@ -254,7 +296,7 @@ EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitc
 
 
 # --------------------------------------------------------------------------- stmts
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Let(Node):
     """Immutable binding."""
 
@@ -263,7 +305,7 @@ class Let(Node):
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class VarDecl(Node):
     """Mutable variable; zero-initialised when ``value`` is None."""
 
@@ -276,14 +318,14 @@ class VarDecl(Node):
         _enum(self, "dtype", DataType)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Assign(Node):
     kind: Literal["assign"] = "assign"
     name: str
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Store(Node):
     kind: Literal["store"] = "store"
     buffer: str
@@ -291,7 +333,7 @@ class Store(Node):
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class If(Node):
     kind: Literal["if"] = "if"
     cond: Expr
@@ -303,7 +345,7 @@ class If(Node):
         _own_list(self, "otherwise")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class For(Node):
     """``for (var v = start; v < end; v += step)`` (``>`` when step < 0). ``end`` is re-evaluated each trip."""
 
@@ -318,7 +360,7 @@ class For(Node):
         _own_list(self, "body")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class While(Node):
     kind: Literal["while"] = "while"
     cond: Expr
@@ -328,17 +370,17 @@ class While(Node):
         _own_list(self, "body")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Break(Node):
     kind: Literal["break"] = "break"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Continue(Node):
     kind: Literal["continue"] = "continue"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Barrier(Node):
     kind: Literal["barrier"] = "barrier"
     scope: BarrierScope = BarrierScope.WORKGROUP
@@ -347,12 +389,12 @@ class Barrier(Node):
         _enum(self, "scope", BarrierScope)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Return(Node):
     kind: Literal["return"] = "return"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@node_class
 class Eval(Node):
     """Evaluate an expression for its side effect (an atomic whose old value is unused)."""
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .canonical import read_wire, wire_bytes, wire_fingerprint
 from .decls import BufferDecl, WorkgroupDecl
 from .nodes import Node, Stmt, _own_list
 from .text import program_to_text
 from .types import pad3
 
 
-# Not slotted: the cached ``fingerprint`` lives in the instance dict (equality and hashing see fields only).
-@dataclass(frozen=True, kw_only=True)
+# Not slotted (unlike node_class): the cached ``fingerprint`` lives in the instance dict; equality, hash and
+# repr are Node's, over the fields only.
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class Program(Node):
     """A compute kernel: buffers, workgroup arrays, workgroup size and statements.
 
@@ -71,17 +71,23 @@ class Program(Node):
     # ---- wire / identity / text -------------------------------------------
     def to_wire(self) -> bytes:
         """Canonical JSON bytes (see :mod:`vyre.ir.canonical`)."""
+        from .canonical import wire_bytes  # why: import time (json, hashlib and pydantic load for the wire only)
+
         return wire_bytes(self)
 
     @classmethod
     def from_wire(cls, data: bytes | str) -> Program:
         """Read bytes produced by :meth:`to_wire`; :class:`vyre.errors.ValidationError` when malformed."""
+        from .canonical import read_wire  # why: import time (see to_wire)
+
         return read_wire(cls, data)
 
     @cached_property
     def fingerprint(self) -> str:
         """sha256 hex digest of the canonical wire bytes: stable across processes and machines.
         Computed on first access, then cached on the (immutable) program."""
+        from .canonical import wire_fingerprint  # why: import time (see to_wire)
+
         return wire_fingerprint(self)
 
     def to_text(self) -> str:
