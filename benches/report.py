@@ -46,6 +46,8 @@ TITLES = {
     "arrays.small_sum": "Arrays: float((a * b).sum()) on 1024 elements (a scalar's round trip)",
     "arrays.small_chain": "Arrays: 10 elementwise ops on 1024 elements, then a download",
     "arrays.matmul": "Arrays: a @ b vs the vyre.ops matmul (synchronized wall time)",
+    "import_time.first_program": "Import time: import vyre and build a first program (fresh process)",
+    "import_time.cli_help": "Import time: vyre --help (fresh process)",
 }
 
 BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw_wgpu": "raw wgpu-py",

@@ -86,3 +86,28 @@ def test_builder_still_validates_and_vyre_validate_still_works():
         "vyre.validate(ProgramBuilder('ok').build())\n"
     )
     assert _run(code).strip() == "['control-flow']"
+
+
+def test_building_a_program_loads_neither_pydantic_nor_numpy():
+    """Import time (issue 24): the IR is plain dataclasses, so a first program needs neither pydantic
+    (the wire format loads it) nor numpy (no numpy value can exist before numpy is imported); the
+    CLI's help loads neither either."""
+    code = (
+        "import sys\n"
+        "import vyre\n"
+        "b = vyre.ProgramBuilder('x', 64)\n"
+        "x = b.buffer('x', 'f32', access='read_write')\n"
+        "i = b.global_index()\n"
+        "with b.if_(i < x.len()):\n"
+        "    x[i] = x[i] * 2.0 + b.lit(1.5)\n"
+        "p = b.build()\n"
+        "print(sorted(m for m in ('pydantic', 'numpy', 'wgpu') if m in sys.modules))\n"
+        "p.fingerprint\n"
+        "print('pydantic' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+    built, after_wire = _run(code).splitlines()
+    assert built == "[]"
+    assert after_wire == "True False"  # the first fingerprint brings pydantic in, never numpy
+    loaded = _run("import sys\nfrom vyre.cli import main\n"
+                  "print(sorted(m for m in ('pydantic', 'numpy', 'wgpu', 'vyre.ir') if m in sys.modules))\n")
+    assert loaded.strip() == "[]"
