@@ -40,8 +40,9 @@ from . import (
                _interop,
                _linalg,
                _manipulation,
-               _operators,  # noqa: F401 - binds Array's operators and methods
-               _protocols,  # noqa: F401 - binds pickling, copying, iteration and numpy's protocols
+               _operators,  # binds Array's operators and methods
+               _protocols,  # binds pickling, copying, iteration and numpy's protocols
+               _record,
                _searching,
                _sets,
                _sorting,
@@ -80,3 +81,7 @@ __all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", 
            "linalg", *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_indexing.__all__,
            *_interop.__all__, *_linalg.__all__, *_manipulation.__all__, *_searching.__all__, *_sets.__all__,
            *_sorting.__all__, *_statistical.__all__, *_utility.__all__]
+
+# the autograd hook (vyre/array/_record.py): operators and public functions go through its wrapper
+_operators.bind(_record.recorded)
+_record.install(globals(), [linalg], _protocols._UFUNCS)

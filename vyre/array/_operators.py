@@ -74,35 +74,40 @@ def _to_device(x: Array, device: Backend, /, *, stream: Any = None) -> Array:
     return asarray(np.asarray(x), device=device)
 
 
-def _reshape(x: Array, *shape: Any) -> Array:
-    """``reshape(x, shape)``, the shape given as one tuple or as separate ints."""
-    return reshape(x, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+def bind(wrap: Callable[..., Any] | None = None) -> None:
+    """Set the operators and function methods on :class:`Array` (see the module docstring). ``wrap(fn,
+    name=None)``: what each function becomes (vyre/array/_record.py's ``recorded``, so the tape sees the
+    operators and methods as it sees the namespace's functions; the comparisons give bools and are not
+    wrapped). The first binding, at import, uses the functions themselves."""
+    w: Callable[..., Any] = wrap if wrap is not None else (lambda fn, name=None: fn)
+    reshape_: Callable[..., Array] = w(reshape)
+    astype_: Callable[..., Array] = w(astype)
 
+    def _reshape(x: Array, *shape: Any) -> Array:
+        """``reshape(x, shape)``, the shape given as one tuple or as separate ints."""
+        return reshape_(x, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
-def _astype(x: Array, dtype: Any, copy: bool = True) -> Array:
-    return astype(x, dtype, copy=copy)
+    def _astype(x: Array, dtype: Any, copy: bool = True) -> Array:
+        return astype_(x, dtype, copy=copy)
 
+    def _reduction(fn: Callable[..., Array]) -> Callable[..., Array]:
+        def method(self: Array, axis: Any = None, keepdims: bool = False) -> Array:
+            return fn(self, axis=axis, keepdims=keepdims)
+        method.__name__ = method.__qualname__ = fn.__name__
+        method.__doc__ = fn.__doc__
+        return method
 
-def _reduction(fn: Callable[..., Array]) -> Callable[..., Array]:
-    def method(self: Array, axis: Any = None, keepdims: bool = False) -> Array:
-        return fn(self, axis=axis, keepdims=keepdims)
-    method.__name__ = method.__qualname__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
-def bind() -> None:
-    """Set the operators and function methods on :class:`Array` (see the module docstring)."""
     methods: dict[str, Any] = {}
     for name, fn in _BINARY.items():
+        fn = w(fn)
         methods[f"__{name}__"] = fn
         methods[f"__r{name}__"] = _reflected(f"__r{name}__", fn)
     methods.update({f"__{name}__": fn for name, fn in _COMPARISONS.items()})
-    methods.update({f"__{name}__": fn for name, fn in _UNARY.items()})
-    methods.update(__getitem__=getitem, __setitem__=setitem, mT=property(_mT), T=property(_T),
-                   wgpu_buffer=property(wgpu_buffer, doc=wgpu_buffer.__doc__), to_device=_to_device,
-                   reshape=_reshape, astype=_astype)
-    methods.update({fn.__name__: _reduction(fn) for fn in (sum, prod, min, max, mean, argmax, argmin)})
+    methods.update({f"__{name}__": w(fn) for name, fn in _UNARY.items()})
+    methods.update(__getitem__=w(getitem), __setitem__=setitem, mT=property(w(_mT, "matrix_transpose")),
+                   T=property(w(_T, "matrix_transpose")), wgpu_buffer=property(wgpu_buffer, doc=wgpu_buffer.__doc__),
+                   to_device=w(_to_device, "to_device"), reshape=_reshape, astype=_astype)
+    methods.update({fn.__name__: _reduction(w(fn)) for fn in (sum, prod, min, max, mean, argmax, argmin)})
     for name, value in methods.items():
         setattr(Array, name, value)
 
