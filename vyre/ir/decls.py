@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .nodes import Node, _enum, node_class
+from .records import Node, coerce_enum, node_class
 from .types import Access, DataType
 
 
@@ -21,8 +21,8 @@ class BufferDecl(Node):
     count: int | None = None
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
-        _enum(self, "access", Access)
+        coerce_enum(self, "dtype", DataType)
+        coerce_enum(self, "access", Access)
 
 
 @node_class
@@ -34,7 +34,7 @@ class WorkgroupDecl(Node):
     count: int
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
+        coerce_enum(self, "dtype", DataType)
 
 
 __all__ = ["BufferDecl", "WorkgroupDecl"]

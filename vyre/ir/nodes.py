@@ -8,114 +8,14 @@ Users normally build them through :mod:`vyre.ir.builder`.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import Enum
-from operator import attrgetter
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, dataclass_transform
+from dataclasses import field
+from typing import Annotated, Literal
 
 from .opcodes import *  # noqa: F403  (re-exported: the enums have always been importable from here)
 from .opcodes import AtomicOp, BarrierScope, BinOp, BuiltinName, SubgroupOp, UnOp
 from .opcodes import __all__ as _opcodes_all
+from .records import LiteralValue, Node, TaggedByKind, coerce_enum, decode_float, node_class, own_list
 from .types import DataType
-
-_FIELD_VALUES: dict[type[Any], Callable[[Any], Any]] = {}
-
-
-def _field_values(node: Any) -> Any:
-    """The field values of ``node``, in field order (one getter per class, made on first use)."""
-    get = _FIELD_VALUES.get(type(node))
-    if get is None:
-        names = _field_names(type(node))
-        get = _FIELD_VALUES[type(node)] = attrgetter(*names) if names else (lambda _: ())
-    return get(node)
-
-
-def _field_names(cls: type[Any]) -> tuple[str, ...]:
-    # a Node subclass that is not (yet) a node_class has no fields
-    return tuple(getattr(cls, "__dataclass_fields__", ()))
-
-
-class Node:
-    """Base of every IR node and declaration (each a :func:`node_class` dataclass): frozen, compared and
-    hashed by its fields like a dataclass with ``eq=True``, and written as a dataclass writes itself.
-    These three methods live here once rather than being generated per class (an ``exec`` each at import)."""
-
-    __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by node_class on every subclass (for mypy's replace)
-    #: read by pydantic's wire schema only (vyre.ir.canonical): an unknown field on the wire is an error
-    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return bool(_field_values(self) == _field_values(other))
-
-    def __hash__(self) -> int:
-        return hash(_field_values(self))  # a TypeError for a node holding a list, as a dataclass's hash
-
-    def __repr__(self) -> str:
-        items = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self)))
-        return f"{type(self).__qualname__}({items})"
-
-
-N = TypeVar("N", bound=Node)
-
-
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
-def node_class(cls: type[N]) -> type[N]:
-    """``@dataclass(frozen=True, slots=True, kw_only=True)`` with :class:`Node`'s equality, hash and repr."""
-    return dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)(cls)
-
-
-def _enum(node: Node, name: str, enum: type[Enum]) -> None:
-    """A str given for an enum field becomes the member (``Lit(dtype="f32", ...)``), as pydantic coerced it;
-    an unknown value is a ValueError."""
-    value = getattr(node, name)
-    if type(value) is not enum:
-        object.__setattr__(node, name, enum(value))
-
-
-def _own_list(node: Node, name: str) -> None:
-    """A list field holds a list of its own (any iterable given is copied), so a caller's later
-    appends never reach the frozen node."""
-    object.__setattr__(node, name, list(getattr(node, name)))
-
-
-# --------------------------------------------------------------------------- wire markers
-# Annotated metadata that pydantic reads when it builds the wire schema (vyre.ir.canonical, on the first
-# to_wire/from_wire/fingerprint); nothing else looks at them, and they import nothing until then.
-class _TaggedByKind:
-    """An expression/statement union is tagged by ``kind`` on the wire."""
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic import Field  # why: import time (pydantic loads for the wire only)
-
-        return handler.generate_schema(Annotated[source, Field(discriminator="kind")])
-
-
-def _encode_float(v: bool | int | float) -> bool | int | float | str:
-    if isinstance(v, float) and not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-    return v
-
-
-def _decode_float(v: object) -> object:
-    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
-        return float(v)
-    return v
-
-
-class _LiteralValue:
-    """A literal's value: non-finite floats travel as the strings "nan"/"inf"/"-inf"."""
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema  # why: import time (pydantic loads for the wire only)
-
-        return core_schema.no_info_before_validator_function(
-            _decode_float, handler(source), serialization=core_schema.plain_serializer_function_ser_schema(
-                _encode_float))
 
 
 # --------------------------------------------------------------------------- exprs
@@ -125,12 +25,12 @@ class Lit(Node):
 
     kind: Literal["lit"] = "lit"
     dtype: DataType
-    value: Annotated[bool | int | float, _LiteralValue()]
+    value: Annotated[bool | int | float, LiteralValue()]
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
+        coerce_enum(self, "dtype", DataType)
         if isinstance(self.value, str):  # the wire spelling of a non-finite float
-            object.__setattr__(self, "value", _decode_float(self.value))
+            object.__setattr__(self, "value", decode_float(self.value))
 
 
 @node_class
@@ -165,7 +65,7 @@ class Builtin(Node):
     axis: int | None = None
 
     def __post_init__(self) -> None:
-        _enum(self, "name", BuiltinName)
+        coerce_enum(self, "name", BuiltinName)
 
 
 @node_class
@@ -175,7 +75,7 @@ class Unary(Node):
     arg: Expr
 
     def __post_init__(self) -> None:
-        _enum(self, "op", UnOp)
+        coerce_enum(self, "op", UnOp)
 
 
 @node_class
@@ -186,7 +86,7 @@ class Binary(Node):
     rhs: Expr
 
     def __post_init__(self) -> None:
-        _enum(self, "op", BinOp)
+        coerce_enum(self, "op", BinOp)
 
 
 @node_class
@@ -208,7 +108,7 @@ class Cast(Node):
     arg: Expr
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
+        coerce_enum(self, "dtype", DataType)
 
 
 @node_class
@@ -220,7 +120,7 @@ class Bitcast(Node):
     arg: Expr
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
+        coerce_enum(self, "dtype", DataType)
 
 
 @node_class
@@ -245,7 +145,7 @@ class Atomic(Node):
     expected: Expr | None = None  # compare_exchange only
 
     def __post_init__(self) -> None:
-        _enum(self, "op", AtomicOp)
+        coerce_enum(self, "op", AtomicOp)
 
 
 @node_class
@@ -257,8 +157,8 @@ class VecNew(Node):
     args: list[Expr]
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
-        _own_list(self, "args")
+        coerce_enum(self, "dtype", DataType)
+        own_list(self, "args")
 
 
 @node_class
@@ -283,13 +183,13 @@ class Subgroup(Node):
     lane: Expr | None = None
 
     def __post_init__(self) -> None:
-        _enum(self, "op", SubgroupOp)
+        coerce_enum(self, "op", SubgroupOp)
 
 
 Expr = Annotated[
     Lit | Var | Load | BufLen | Builtin | Unary | Binary | Select | Cast | Bitcast | Fma | Atomic | VecNew | Extract
     | Subgroup,
-    _TaggedByKind(),
+    TaggedByKind(),
 ]
 EXPR_TYPES = (Lit, Var, Load, BufLen, Builtin, Unary, Binary, Select, Cast, Bitcast, Fma, Atomic, VecNew, Extract,
               Subgroup)
@@ -315,7 +215,7 @@ class VarDecl(Node):
     value: Expr | None = None
 
     def __post_init__(self) -> None:
-        _enum(self, "dtype", DataType)
+        coerce_enum(self, "dtype", DataType)
 
 
 @node_class
@@ -341,8 +241,8 @@ class If(Node):
     otherwise: list[Stmt] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _own_list(self, "then")
-        _own_list(self, "otherwise")
+        own_list(self, "then")
+        own_list(self, "otherwise")
 
 
 @node_class
@@ -357,7 +257,7 @@ class For(Node):
     body: list[Stmt] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _own_list(self, "body")
+        own_list(self, "body")
 
 
 @node_class
@@ -367,7 +267,7 @@ class While(Node):
     body: list[Stmt] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _own_list(self, "body")
+        own_list(self, "body")
 
 
 @node_class
@@ -386,7 +286,7 @@ class Barrier(Node):
     scope: BarrierScope = BarrierScope.WORKGROUP
 
     def __post_init__(self) -> None:
-        _enum(self, "scope", BarrierScope)
+        coerce_enum(self, "scope", BarrierScope)
 
 
 @node_class
@@ -404,7 +304,7 @@ class Eval(Node):
 
 Stmt = Annotated[
     Let | VarDecl | Assign | Store | If | For | While | Break | Continue | Barrier | Return | Eval,
-    _TaggedByKind(),
+    TaggedByKind(),
 ]
 STMT_TYPES = (Let, VarDecl, Assign, Store, If, For, While, Break, Continue, Barrier, Return, Eval)
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .decls import BufferDecl, WorkgroupDecl
-from .nodes import Node, Stmt, _own_list
+from .nodes import Stmt
+from .records import Node, own_list
 from .text import program_to_text
 from .types import pad3
 
@@ -40,7 +41,7 @@ class Program(Node):
         # an int or a 1-3 tuple is padded to the (x, y, z) triple (the wire form is always the triple)
         object.__setattr__(self, "workgroup_size", pad3(self.workgroup_size))
         for name in ("buffers", "workgroup", "body"):
-            _own_list(self, name)
+            own_list(self, name)
 
     # ---- buffer views ----------------------------------------------------
     @property
