@@ -202,3 +202,18 @@ def test_integer_paths_give_no_gradient(be):
             k = xp.argmax(x)
             y = xp.sum(xp.astype(x > 1.5, xp.float32) * 2.0) + xp.astype(k, xp.float32) + xp.sum(x[k])
         np.testing.assert_array_equal(np.asarray(tape.gradient(y, x)), [0.0, 1.0, 0.0])
+
+
+def test_backward_of_elementwise_work_fuses_into_one_kernel(be):
+    """The rules are lazy vyre.array expressions: the gradient of an elementwise function is one kernel
+    (larger graphs may be cut into a few where the fusion planner materialises a shared subexpression)."""
+    with xp.use(be):
+        x = xp.asarray(np.linspace(-1, 1, 64, dtype=np.float32))
+        f = ag.grad(lambda v: xp.sum(xp.sin(v) * xp.exp(v) + v * xp.tanh(v)))
+        np.asarray(f(x))  # programs built
+        xp.reset_fusion_stats()
+        g = np.asarray(f(x))
+        assert xp.fusion_stats()["kernels_dispatched"] == 1
+    v = np.linspace(-1, 1, 64)
+    want = np.cos(v) * np.exp(v) + np.sin(v) * np.exp(v) + np.tanh(v) + v * (1 - np.tanh(v) ** 2)
+    np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)

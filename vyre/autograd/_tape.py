@@ -215,7 +215,8 @@ class GradientTape:
                 g = gs[0]
             else:
                 g = [gi if gi is not None else xp.zeros_like(o) for gi, o in zip(gs, node.outs, strict=True)]
-            got = node.rule(g, node.outs[0] if node.single else node.outs, *node.params)
+            kw = {"needs": tuple(is_float(p) and id(p) in reach for p in node.params)} if wants_needs(node.rule) else {}
+            got = node.rule(g, node.outs[0] if node.single else node.outs, *node.params, **kw)
             for p, gp in zip(node.params, got, strict=False):
                 if isinstance(p, (list, tuple)) and isinstance(gp, (list, tuple)):
                     for a, ga in zip(p, gp, strict=False):
@@ -223,6 +224,18 @@ class GradientTape:
                 else:
                     _accumulate(grads, reach, p, gp)
         return grads
+
+
+_WANTS_NEEDS: dict[Rule, bool] = {}
+
+
+def wants_needs(rule: Rule) -> bool:
+    """Whether a rule takes ``needs`` (which parameters want a gradient): the rules whose gradients are
+    kernels that run at once (matmul's), so an input that wants none (a model's data) costs none."""
+    got = _WANTS_NEEDS.get(rule)
+    if got is None:
+        got = _WANTS_NEEDS[rule] = "needs" in inspect.signature(rule).parameters
+    return got
 
 
 def _accumulate(grads: dict[int, Array], reach: set[int], a: Any, g: Any) -> None:

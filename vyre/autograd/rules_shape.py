@@ -131,7 +131,7 @@ def _sort(g: Array, out: Array, x: Array, axis: Any, descending: bool, stable: b
 
 # ---- linear algebra ------------------------------------------------------------------------------------
 
-def _matmul(g: Array, out: Array, x1: Array, x2: Array) -> Grads:
+def _matmul(g: Array, out: Array, x1: Array, x2: Array, *, needs: tuple[bool, ...] = (True, True)) -> Grads:
     a = xp.reshape(x1, (1, x1.shape[0])) if x1.ndim == 1 else x1
     b = xp.reshape(x2, (x2.shape[0], 1)) if x2.ndim == 1 else x2
     # g as (..., m, n): the axes a 1-D operand dropped put back
@@ -140,11 +140,10 @@ def _matmul(g: Array, out: Array, x1: Array, x2: Array) -> Grads:
         gm = xp.expand_dims(gm, axis=-2 if x2.ndim > 1 else 0)
     if x2.ndim == 1:
         gm = xp.expand_dims(gm, axis=-1)
-    ga = xp.matmul(gm, xp.matrix_transpose(b))
-    gb = xp.matmul(xp.matrix_transpose(a), gm)
-    ga = _unbatch(ga, a.shape)
-    gb = _unbatch(gb, b.shape)
-    return xp.reshape(ga, x1.shape), xp.reshape(gb, x2.shape)
+    # matmul runs at once: only the products an input wants
+    ga = xp.reshape(_unbatch(xp.matmul(gm, xp.matrix_transpose(b)), a.shape), x1.shape) if needs[0] else None
+    gb = xp.reshape(_unbatch(xp.matmul(xp.matrix_transpose(a), gm), b.shape), x2.shape) if needs[1] else None
+    return ga, gb
 
 
 def _unbatch(g: Array, shape: tuple[int, ...]) -> Array:
@@ -158,7 +157,8 @@ def _vecdot(g: Array, out: Array, x1: Array, x2: Array, axis: int) -> Grads:
     return ge * x2, ge * x1
 
 
-def _tensordot(g: Array, out: Array, x1: Array, x2: Array, axes: Any) -> Grads:
+def _tensordot(g: Array, out: Array, x1: Array, x2: Array, axes: Any, *,
+               needs: tuple[bool, ...] = (True, True, False)) -> Grads:
     if isinstance(axes, int):
         a_ax, b_ax = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
     else:
@@ -169,20 +169,20 @@ def _tensordot(g: Array, out: Array, x1: Array, x2: Array, axes: Any) -> Grads:
     nf = len(a_free)
     g_b = list(range(nf, g.ndim))  # g's axes of x2's free axes
     # d x1: g (a_free, b_free) . x2 over b_free -> (a_free, b_ax in sorted order): to x1's order
-    d1 = xp.tensordot(g, x2, axes=(g_b, b_free))
-    b_sorted = sorted(b_ax)
-    got1 = a_free + [a_ax[b_ax.index(b)] for b in b_sorted]
-    d1 = xp.permute_dims(d1, tuple(got1.index(i) for i in range(x1.ndim)))
-    # d x2: x1 over a_free . g (a_free, b_free) -> (a_ax in sorted order, b_free): to x2's order
-    d2 = xp.tensordot(x1, g, axes=(a_free, list(range(nf))))
-    a_sorted = sorted(a_ax)
-    got2 = [b_ax[a_ax.index(a)] for a in a_sorted] + b_free
-    d2 = xp.permute_dims(d2, tuple(got2.index(i) for i in range(x2.ndim)))
+    d1 = d2 = None
+    if needs[0]:
+        d1 = xp.tensordot(g, x2, axes=(g_b, b_free))
+        got1 = a_free + [a_ax[b_ax.index(b)] for b in sorted(b_ax)]
+        d1 = xp.permute_dims(d1, tuple(got1.index(i) for i in range(x1.ndim)))
+    if needs[1]:  # d x2: x1 over a_free . g (a_free, b_free) -> (a_ax in sorted order, b_free): to x2's order
+        d2 = xp.tensordot(x1, g, axes=(a_free, list(range(nf))))
+        got2 = [b_ax[a_ax.index(a)] for a in sorted(a_ax)] + b_free
+        d2 = xp.permute_dims(d2, tuple(got2.index(i) for i in range(x2.ndim)))
     return d1, d2, None
 
 
-def _outer(g: Array, out: Array, x1: Array, x2: Array) -> Grads:
-    return xp.matmul(g, x2), xp.matmul(x1, g)
+def _outer(g: Array, out: Array, x1: Array, x2: Array, *, needs: tuple[bool, ...] = (True, True)) -> Grads:
+    return xp.matmul(g, x2) if needs[0] else None, xp.matmul(x1, g) if needs[1] else None
 
 
 def _diagonal_mask(x: Array, offset: int) -> tuple[Array, Array, Array]:
