@@ -48,6 +48,9 @@ BASELINES = {
     "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
     "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",
     "dispatch": "vyre backend.dispatch() of the same program (the op path's overhead)",
+    "torch_cuda_graph": "PyTorch with CUDA graphs (torch.cuda.graph capture, replay)",
+    "vyre_eager": "vyre running the same function without vyre.compile",
+    "vyre_sequence": "vyre dispatch_resident_sequence (every step checked per call)",
 }
 
 

@@ -27,6 +27,8 @@ _LAZY = {
     "WgpuBackend": ("vyre.backends.wgpu", "WgpuBackend"),
     "errors": ("vyre.errors", None),
     "default_backend": ("vyre.backends.default", "default_backend"),
+    # trace once, replay as one submission (vyre/trace)
+    "compile": ("vyre.trace.api", "compile"),
     # device arrays (vyre/array; vyre.array_api is an alias of vyre.array)
     "Array": ("vyre.array._array", "Array"),
     "array_api": ("vyre.array", None),

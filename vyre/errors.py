@@ -15,6 +15,7 @@ Hierarchy::
         ├── UnsupportedFeatureError
         └── DistributedError     (vyre.distributed: a worker could not run its share)
             └── WorkerTimeoutError
+    (and TraceError, beside them: vyre.compile refused to trace what a replay could not repeat)
 
 Each class has a stable ``code`` string (``VYRE-E...``) that tools can match on.
 """
@@ -296,6 +297,31 @@ class WorkerTimeoutError(DistributedError):
     code = "VYRE-E309"
 
 
+class StaleCaptureError(DispatchError):
+    """A captured resident sequence binds a handle that was freed after the capture (for vyre.compile: an
+    array the traced function closed over was collected or given a new buffer), so it cannot run again.
+    vyre.compile traces again when it meets this; a direct user of ``capture_resident_sequence`` captures
+    again.
+
+    Typical fix: keep the arrays a compiled function reads alive, or pass them as arguments.
+    """
+    code = "VYRE-E314"
+
+
+class TraceError(VyreError, TypeError):
+    """A function given to :func:`vyre.compile` did something a replay could not repeat: it read array values
+    on the host while being traced (``float(x)``, ``bool(x)``, ``if x.sum() > 0:``, ``np.asarray(x)``, a result
+    whose shape depends on the data such as ``nonzero`` or boolean indexing), ran host-in/host-out work
+    (``backend.dispatch``, ``vyre.ops`` on numpy arrays), or took an argument that cannot be part of a
+    signature. It is raised while tracing, before anything is cached: nothing is ever replayed wrongly. Also a
+    ``TypeError``, as JAX's concretization errors are.
+
+    Typical fix: keep data-dependent Python outside the compiled function (or select with
+    ``vyre.array.where``), return the arrays and read them after the call.
+    """
+    code = "VYRE-E400"
+
+
 __all__ = [
     "VyreError",
     "ValidationIssue",
@@ -317,4 +343,6 @@ __all__ = [
     "DeviceMismatchError",
     "DistributedError",
     "WorkerTimeoutError",
+    "StaleCaptureError",
+    "TraceError",
 ]

@@ -33,6 +33,7 @@ PROTOCOL_METHODS = {
     "capabilities", "dispatch", "dispatch_batch", "compile", "dispatch_compiled", "allocate_resident",
     "free_resident", "upload_resident", "upload_resident_many", "download_resident", "download_resident_ranges",
     "dispatch_resident", "dispatch_resident_sequence", "run_pipeline", "params_handle", "flush",
+    "capture_resident_sequence",
 }
 
 

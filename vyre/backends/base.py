@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import UnsupportedFeatureError, VyreError
 from ..ir.program import Program
 from .artifact import CompiledProgram
+from .captured import CapturedSequence
 from .config import DispatchConfig
 from .handles import ResidentHandle
 from .schedule import Pipeline
@@ -188,6 +189,13 @@ class Backend(Protocol):
         before its work ends)."""
         raise UnsupportedFeatureError(f"backend {type(self).__name__} has no flush",
                                       fix="implement flush (wait for the device to be idle)")
+
+    def capture_resident_sequence(self, steps: Sequence[ResidentStep],
+                                  clears: Sequence[ResidentHandle] = ()) -> CapturedSequence:
+        """``steps`` checked once, to replay many times (:class:`vyre.backends.captured.CapturedSequence`;
+        ``clears``: handles zeroed before the steps of every replay). vyre.compile replays through it."""
+        raise UnsupportedFeatureError(f"backend {type(self).__name__} cannot capture resident sequences",
+                                      fix="implement capture_resident_sequence (see vyre/backends/captured.py)")
 
 
 __all__ = ["Backend", "Capabilities", "ResidentRange", "ResidentUpload", "ResidentStep", "BatchJob"]

@@ -26,8 +26,9 @@ from .interpreter import Chunk as _Chunk
 from .interpreter_subgroup import valid_subgroup_size
 from .memory import Memory
 from .planning import PlanLimits, plan_step
+from .recording import recordable
 from .reference_protocol import ReferenceCompiler, compiled_program, reference_capabilities, run_batch
-from .reference_resident import HostResidentStore, as_config
+from .reference_resident import HostCaptured, HostResidentStore, as_config
 from .schedule import Pipeline
 from .schedule import run_pipeline as _run_pipeline_on
 
@@ -43,6 +44,7 @@ PARAMS_HANDLES = 256
 
 
 # --------------------------------------------------------------------------- backend
+@recordable  # vyre.compile sees the resident work done on it (vyre/backends/recording.py)
 class ReferenceBackend(Backend):
     """CPU reference backend (numpy). The oracle for every other backend.
 
@@ -236,6 +238,11 @@ class ReferenceBackend(Backend):
                                    read: Sequence[ResidentRange] | None = None) -> list[np.ndarray]:
         """Run ``(program, handles[, grid])`` steps in order, then read ``read`` back as uint8 arrays."""
         return self._resident.sequence(steps, read)
+
+    def capture_resident_sequence(self, steps: Sequence[ResidentStep],
+                                  clears: Sequence[ResidentHandle] = ()) -> HostCaptured:
+        """``steps`` checked once and replayed by ``.run(...)`` (vyre/backends/captured.py)."""
+        return self._resident.capture(steps, clears)
 
     # ---- schedules ------------------------------------------------------------------------
     def run_pipeline(self, pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:

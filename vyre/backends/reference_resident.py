@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import DispatchError
+from ..errors import DispatchError, StaleCaptureError
 from ..ir.program import Program
+from .captured import HandleCopy, check_copies
 from .config import DispatchConfig
 from .handles import ResidentHandle
 from .host import DispatchPlan, as_u8, check_outs, storage_dtype
@@ -229,24 +230,77 @@ class HostResidentStore:
             name = getattr(program, "name", type(program).__name__)
             self.run(self.prepare(program, handles, config, f"dispatch_resident({name})"))
 
-    def sequence(self, steps: Any, read: Any = None) -> list[np.ndarray]:
-        """``Backend.dispatch_resident_sequence``: every step and range checked, steps run in order, reads."""
+    def _prepare_all(self, steps: Any) -> list[PreparedStep]:
         if isinstance(steps, tuple) and len(steps) in (2, 3) and not isinstance(steps[0], (tuple, list)):
             raise DispatchError("steps must be a list of (program, handles[, grid]) steps, got one step",
                                 fix="wrap the step in a list: [(program, handles)]")
+        prepared = []
+        for k, step in enumerate(steps):
+            where = f"step {k}"
+            if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
+                raise DispatchError(f"{where}: expected (program, handles) or (program, handles, grid), "
+                                    f"got {step!r:.200}")
+            config = _step_config(step[2] if len(step) == 3 else None, where)
+            prepared.append(self.prepare(step[0], step[1], config, where))
+        return prepared
+
+    def capture(self, steps: Any, clears: Sequence[ResidentHandle]) -> HostCaptured:
+        """``Backend.capture_resident_sequence``."""
         with self._lock:
-            prepared = []
-            for k, step in enumerate(steps):
-                where = f"step {k}"
-                if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
-                    raise DispatchError(f"{where}: expected (program, handles) or (program, handles, grid), "
-                                        f"got {step!r:.200}")
-                config = _step_config(step[2] if len(step) == 3 else None, where)
-                prepared.append(self.prepare(step[0], step[1], config, where))
+            prepared = self._prepare_all(steps)
+            return HostCaptured(self, prepared, [h for s in steps for h in s[1]], list(clears))
+
+    def sequence(self, steps: Any, read: Any = None) -> list[np.ndarray]:
+        """``Backend.dispatch_resident_sequence``: every step and range checked, steps run in order, reads."""
+        with self._lock:
+            prepared = self._prepare_all(steps)
             reads = [] if read is None else [self.byte_range(r, f"read {k}") for k, r in enumerate(read)]
             for p in prepared:
                 self.run(p)
             return [raw[offset: offset + n].copy() for raw, offset, n in reads]
 
 
-__all__ = ["HostResidentStore", "PreparedStep", "as_config", "UNIFORM_LIMIT"]
+class HostCaptured:
+    """A captured sequence of the reference backend (vyre/backends/captured.py): steps prepared once; a replay
+    re-checks only that every handle they bind is still live (freeing one makes it StaleCaptureError)."""
+
+    def __init__(self, store: HostResidentStore, prepared: list[PreparedStep], handles: list[ResidentHandle],
+                 clears: list[ResidentHandle]) -> None:
+        self._store, self._prepared = store, prepared
+        self._handles = list({h.id: h for h in handles}.values())
+        self._clears = [store.buffer(h, f"clear {k}") for k, h in enumerate(clears)]
+        self._clear_handles = clears
+
+    @property
+    def steps(self) -> int:
+        return len(self._prepared)
+
+    def run(self, *, writes: Sequence[tuple[ResidentHandle, Any]] = (), before: Sequence[HandleCopy] = (),
+            after: Sequence[HandleCopy] = (), read: Sequence[Any] | None = None) -> list[np.ndarray]:
+        store = self._store
+        with store._lock:
+            for h in (*self._handles, *self._clear_handles):
+                if h.id not in store._entries:
+                    raise StaleCaptureError(f"captured sequence: resident handle {h.id} it binds was freed after "
+                                            "the capture", fix="capture again; keep the handles it binds alive")
+            check_copies(before, "before")
+            check_copies(after, "after")
+            pairs_before = [(store.buffer(s, f"before copy {k}"), store.buffer(d, f"before copy {k}"))
+                            for k, (s, d) in enumerate(before)]
+            pairs_after = [(store.buffer(s, f"after copy {k}"), store.buffer(d, f"after copy {k}"))
+                           for k, (s, d) in enumerate(after)]
+            reads = [] if read is None else [store.byte_range(r, f"read {k}") for k, r in enumerate(read)]
+            if writes:
+                store.upload_many(writes)
+            for src, dst in pairs_before:
+                dst[:] = src
+            for raw in self._clears:
+                raw[:] = 0
+            for p in self._prepared:
+                store.run(p)
+            for src, dst in pairs_after:
+                dst[:] = src
+            return [raw[offset: offset + n].copy() for raw, offset, n in reads]
+
+
+__all__ = ["HostResidentStore", "HostCaptured", "PreparedStep", "as_config", "UNIFORM_LIMIT"]

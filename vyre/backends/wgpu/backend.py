@@ -37,10 +37,12 @@ from ..artifact import CompiledProgram
 from ..base import Backend, Capabilities
 from ..config import DispatchConfig
 from ..handles import ResidentHandle
+from ..recording import recordable
 from ..schedule import Pipeline
 from . import caps
 from .async_dispatch import AsyncRunner, PendingDispatch
 from .bindings import Bindings
+from .captured import Captured
 from .compiled import PersistentPipeline
 from .device import Device
 from .disk_cache import DiskCache
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
 
 _USE_ENV = object()
 
+@recordable  # vyre.compile sees the resident work done on it (vyre/backends/recording.py)
 class WgpuBackend(Backend):
     """A vyre backend on a real WebGPU adapter (any Vulkan/Metal/D3D12 GPU, or lavapipe on a CPU).
 
@@ -494,6 +497,10 @@ class WgpuBackend(Backend):
     def dispatch_resident_sequence_timed(self, steps: Any, read: Any = None) -> TimedDispatch:
         """``dispatch_resident_sequence`` that waits and reports the GPU time of the pass."""
         return self._sequences.run(steps, (), 0, read, timed=True)
+
+    def capture_resident_sequence(self, steps: Any, clears: Any = ()) -> Captured:
+        """``steps`` checked once and replayed by ``.run(...)`` (vyre/backends/captured.py)."""
+        return self._sequences.capture(steps, list(clears))
 
     def run_pipeline(self, pipeline: Pipeline, inputs: Any) -> list[np.ndarray]:
         """An op pipeline in one submission; the outputs of ``vyre.backends.schedule.run_pipeline``."""

@@ -36,12 +36,10 @@ from .public import PublicDriver
 from .timestamps import FEATURE, QueryPair, elapsed_ns
 from .transfer import ALIGN, Staging, Stats, align
 from .types import GPUBuffer
-from .work import Read, Timed, Work, Write
+from .work import Copy, Read, Timed, Work, Write
 
 #: Per read of a Work, where its bytes lie in the readback buffer: ``(pos, lead, span)``, None for an empty read.
 Layout = list[tuple[int, int, int] | None]
-#: A copy out of the mapped upload buffer: (upload buffer, position, destination buffer, offset, nbytes).
-Copy = tuple[GPUBuffer, int, GPUBuffer, int, int]
 
 
 def _layout(reads: Sequence[Read], start: int = 0) -> tuple[Layout, int]:
@@ -216,7 +214,7 @@ class Executor:
         if trap is not None:  # the loop trap rides along with any readback (vyre/lower/trap.py)
             work.trap_at, total = total, total + ALIGN
         passes = work.passes
-        need_encoder = bool(staged or passes or total)
+        need_encoder = bool(staged or passes or total or work.before or work.after)
         with driver.checked():  # direct calls: a wgpu error they reported is raised at the end of the block
             for w in direct:
                 driver.write(w.buffer, w.offset, w.data)
@@ -230,12 +228,16 @@ class Executor:
                 try:
                     for src, pos, buf, offset, n in copies:
                         rec.copy(src, pos, buf, offset, n)
+                    for src, pos, buf, offset, n in work.before:
+                        rec.copy(src, pos, buf, offset, n)
                     n_dispatch, last = 0, len(passes) - 1
                     for i, p in enumerate(passes):
                         for buf, offset, size in p.clears:
                             rec.clear(buf, offset, size)
                         t = (timer.query_set, i == 0, i == last) if timer is not None else None
                         n_dispatch += rec.compute_pass(p.dispatches, t)
+                    for src, pos, buf, offset, n in work.after:
+                        rec.copy(src, pos, buf, offset, n)
                     for r, item in zip(reads, layout):
                         if item is not None:
                             rec.copy(r.buffer, r.offset & ~3, readback, item[0], item[2])

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .types import CData, GPUBuffer, GPUDevice, GPUQuerySet, GPUQueue
-from .work import Dispatch
+from .work import Dispatch, Encoded
 
 #: wgpu-py versions whose internals this module was written against (checked by :func:`native_driver`).
 KNOWN_WGPU = ("0.32.0",)
@@ -294,6 +294,17 @@ class NativeRecorder:
             desc, keep = nat.timed_pass_descriptor(self._label, *timer)
         cpass = nat.begin_pass(self._h, desc)
         del keep
+        if type(dispatches) is Encoded:
+            try:
+                calls = dispatches.calls
+                if calls is None or calls[0] is not nat:
+                    calls = dispatches.calls = (nat, *self._flat(dispatches.dispatches))
+                for i in range(1, len(calls), 2):
+                    calls[i](cpass, *calls[i + 1])
+                nat.end_pass(cpass)
+            finally:
+                nat.release_pass(cpass)
+            return sum(1 for d in dispatches.dispatches if d.total)
         set_pipeline, set_bind_group, dispatch, null = nat.set_pipeline, nat.set_bind_group, nat.dispatch, nat.null
         n, pipeline = 0, None
         bound: list[Any] = []
@@ -316,6 +327,28 @@ class NativeRecorder:
         finally:
             nat.release_pass(cpass)
         return n
+
+    def _flat(self, dispatches: Iterable[Dispatch]) -> list[Any]:
+        """(entry point, arguments) pairs flattened, for dispatches encoded many times (work.Encoded): the
+        same calls :meth:`compute_pass` makes, with redundant set_pipeline / set_bind_group left out. The
+        Dispatch objects (kept by the Encoded) keep the pipelines and bind groups alive."""
+        nat = self._nat
+        out: list[Any] = []
+        pipeline = None
+        bound: list[Any] = []
+        for d in dispatches:
+            if not d.total:
+                continue
+            if d.pipeline is not pipeline:
+                pipeline = d.pipeline
+                out += (nat.set_pipeline, (pipeline._internal,))
+                bound = [None] * len(d.bind_groups)
+            for g, bg in enumerate(d.bind_groups):
+                if bound[g] is not bg:
+                    out += (nat.set_bind_group, (g, bg._internal, 0, nat.null))
+                    bound[g] = bg
+            out += (nat.dispatch, tuple(d.workgroups))
+        return out
 
     def finish(self) -> CData:
         """The finished command buffer handle (submit it with :meth:`NativeDriver.submit`)."""

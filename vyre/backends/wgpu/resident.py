@@ -87,6 +87,7 @@ class ResidentState:
     # aligned size -> freed (GPUBuffer, serial) kept for reuse
     spare: dict[int, list[tuple[GPUBuffer, int]]] = field(default_factory=dict)
     spare_bytes: int = 0
+    frees: int = 0  # handles freed so far: a captured sequence re-checks its handles when this moved
 
     def forget_binds(self, serial: int) -> None:
         """Drop the bind groups of a buffer that is being destroyed."""
@@ -259,6 +260,7 @@ class ResidentStore:
         self.buffer(st, handle, "free_resident")  # a foreign, stale or freed handle first
         self._not_params(st, handle, "free_resident")
         _, buf, serial = st.entries.pop(handle.id)
+        st.frees += 1
         st.contents.pop(handle.id, None)
         st.nbytes -= handle.nbytes
         kept = st.spare.setdefault(buf.size, [])

@@ -20,6 +20,7 @@ import numpy as np
 from ...errors import DispatchError
 from ...ir.program import Program
 from ..config import DispatchConfig
+from .captured import Captured
 from .device import Device
 from .executor import Executor
 from .resident import ResidentState, ResidentStore
@@ -146,6 +147,16 @@ class Sequences:
                 memo[fast] = prepared
             append(prepared)
         return out
+
+    def capture(self, steps: Any, clears: Sequence[Any]) -> Captured:
+        """``steps`` checked and prepared once (see vyre/backends/wgpu/captured.py)."""
+        with self._dev.lock:
+            st = self._resident.state()
+            prepared = self.steps(st, steps, "step")
+            handles = [h for step in steps for h in step[1]]
+            for k, h in enumerate(clears):
+                self._resident.buffer(st, h, f"clear {k}")
+            return Captured(self._dev, self._resident, self._ex, self._stats, st, prepared, handles, clears)
 
     def _count(self, work: Work) -> None:
         self._stats.bump("resident_dispatches", work.dispatches)

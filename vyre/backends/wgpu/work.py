@@ -6,14 +6,15 @@ and hands it over. A Work names only live wgpu objects (buffers, pipelines, bind
 host bytes: what they mean (programs, plans, handles) stays with the builder.
 
 In one submission, in this order: the writes (``queue.write_buffer``, or one mapped staging
-buffer and copies for large totals), then per :class:`Pass` its clears and one compute pass
-holding its dispatches, then the copies of every :class:`Read` into the readback buffer
-(and the timestamps of a timed Work); one submit; one map; each read converted while mapped.
+buffer and copies for large totals), the ``before`` copies, then per :class:`Pass` its clears and
+one compute pass holding its dispatches, the ``after`` copies, then the copies of every
+:class:`Read` into the readback buffer (and the timestamps of a timed Work); one submit; one
+map; each read converted while mapped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,19 @@ class Dispatch:
     bind_groups: Sequence[GPUBindGroup]  # per group number
     workgroups: tuple[int, int, int]
     total: int = 1  # logical workgroups; 0: nothing to run
+
+
+@dataclass(slots=True)
+class Encoded:
+    """The dispatches of a captured sequence (checked once), iterable like any list of dispatches; a driver
+    that can works out its encode calls once and keeps them in ``calls`` (the native driver: a flat tuple
+    of entry points and arguments, so replaying 50 dispatches is 50-odd C calls and no per-step checks)."""
+
+    dispatches: tuple[Dispatch, ...]
+    calls: Any = None
+
+    def __iter__(self) -> Iterator[Dispatch]:
+        return iter(self.dispatches)
 
 
 @dataclass(slots=True)
@@ -64,9 +78,14 @@ class Read:
     out: np.ndarray | None = None
 
 
+#: A buffer-to-buffer copy recorded outside the passes: (source, source offset, destination, offset, nbytes).
+Copy = tuple[GPUBuffer, int, GPUBuffer, int, int]
+
+
 @dataclass(slots=True)
 class Work:
-    """One submission. ``program`` and ``wgsl`` only word error messages."""
+    """One submission. ``program`` and ``wgsl`` only word error messages. ``before``/``after``: copies
+    recorded before the first pass and after the last (a captured sequence's inputs and outputs)."""
 
     label: str
     writes: Sequence[Write] = ()
@@ -77,6 +96,8 @@ class Work:
     wgsl: str | None = None
     dispatches: int = field(default=0)  # filled by the executor: dispatches recorded
     trap_at: int | None = None  # filled by the executor: where the loop trap's word sits in the readback
+    before: Sequence[Copy] = ()
+    after: Sequence[Copy] = ()
 
 
 @dataclass(slots=True)
@@ -89,4 +110,4 @@ class Timed:
     wall_ns: int
 
 
-__all__ = ["Dispatch", "Pass", "Write", "Read", "Work", "Timed"]
+__all__ = ["Dispatch", "Encoded", "Pass", "Write", "Read", "Work", "Timed", "Copy"]
