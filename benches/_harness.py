@@ -46,6 +46,7 @@ BASELINES = {
     "taichi_strided": "Taichi sum: grid-stride partial sums per thread, then the += reduction",
     "raw_wgpu": "hand-written raw wgpu-py on the same adapter",
     "raw_wgpu_one_pass": "raw wgpu-py, all dispatches in one pass and one submit",
+    "raw_cffi": "wgpu-native's C entry points through cffi, nothing between them (the host floor)",
     "raw_wgpu_cwb": "raw wgpu-py wgpu.utils.compute_with_buffers (everything created per call)",
     "dispatch": "vyre backend.dispatch() of the same program (the op path's overhead)",
     "torch_cuda_graph": "PyTorch with CUDA graphs (torch.cuda.graph capture, replay)",

@@ -1,11 +1,11 @@
-"""The performance targets of issues 5, 11 and 13 and how a results file meets them (``docs/performance.md``'s
+"""The performance targets of issues 5, 11, 13 and 24 and how a results file meets them (``docs/performance.md``'s
 targets table; ``python -m benches`` prints it after a run)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-#: The targets of issues 5, 11 and 13 (set for one NVIDIA H200 through Vulkan, torch in the same run).
+#: The targets of issues 5, 11, 13 and 24 (set for one NVIDIA H200 through Vulkan, torch in the same run).
 #: kind "ratio": the baseline's ratio (baseline time / vyre time) >= min;
 #: "value": vyre's value >= min or <= max; "transfer": both, at every measured size.
 TARGETS: list[dict[str, Any]] = [
@@ -58,6 +58,26 @@ TARGETS: list[dict[str, Any]] = [
     {"id": "round_trip_torch", "label": "saxpy 1024 round trip vs torch", "metric": "latency.round_trip",
      "pick": "largest", "kind": "ratio", "baseline": "torch", "min": 1.0,
      "requirement": "no slower than torch H2D + kernel + D2H"},
+    # issue 24: captured steps and the lean host path (H200 rows against torch; the "(lavapipe)" rows are host CPU
+    # of the calling thread, for CI's CPU adapter)
+    {"id": "op_call_torch", "label": "vyre.ops.zip_add 1024 round trip vs torch", "metric": "latency.round_trip.op",
+     "pick": "largest", "kind": "ratio", "baseline": "torch", "min": 1 / 1.5,
+     "requirement": "<= 1.5x torch's time"},
+    {"id": "captured_step", "label": "vyre.compile step of small kernels, per kernel",
+     "metric": "captured.step_per_kernel", "pick": "largest", "kind": "value", "max": 4.0,
+     "requirement": "<= 4 µs wall per kernel"},
+    {"id": "captured_step_graphs", "label": "vyre.compile step vs torch CUDA graphs",
+     "metric": "captured.step_per_kernel", "pick": "largest", "kind": "ratio", "baseline": "torch_cuda_graph",
+     "min": 1.0, "requirement": "no slower than torch.cuda.graph replay of the same ops"},
+    {"id": "round_trip_floor", "label": "round trip host CPU vs the raw cffi floor (lavapipe)",
+     "metric": "latency.round_trip_cpu", "pick": "largest", "kind": "ratio", "baseline": "raw_cffi", "min": 1 / 1.5,
+     "requirement": "<= 1.5x the floor's CPU time"},
+    {"id": "sequence_cpu", "label": "captured sequence host CPU per dispatch (lavapipe)",
+     "metric": "captured.sequence_host_cpu_per_dispatch", "pick": "largest", "kind": "value", "max": 2.5,
+     "requirement": "<= 2.5 µs"},
+    {"id": "captured_cpu", "label": "vyre.compile step host CPU per kernel (lavapipe)",
+     "metric": "captured.step_host_cpu_per_kernel", "pick": "largest", "kind": "value", "max": 3.0,
+     "requirement": "<= 3 µs"},
 ]
 
 

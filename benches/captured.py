@@ -147,8 +147,8 @@ def run(ctx: Context):
         return Timing([s / DISPATCHES for s in t.samples], t.inner, t.method)
 
     params = {"dispatches": DISPATCHES, "n": N}
-    yield record(bench=NAME, name=f"{DISPATCHES} dispatches, captured sequence", metric="captured.sequence_per_dispatch",
-                 params=params, unit="µs", scale=1e6,
+    yield record(bench=NAME, name=f"{DISPATCHES} dispatches, captured sequence",
+                 metric="captured.sequence_per_dispatch", params=params, unit="µs", scale=1e6,
                  vyre=Outcome(per_d(t), method="capture_resident_sequence once; run(read 16 bytes): wall / 1000"),
                  baselines={"vyre_sequence": Outcome(per_d(seq), method="dispatch_resident_sequence (checks every "
                                                                         "step per call), read 16 bytes")},

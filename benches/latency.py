@@ -45,7 +45,7 @@ def saxpy_program(name: str = "saxpy"):
 
 
 def plan(ctx: Context) -> int:
-    return 2
+    return 3
 
 
 def _reps(ctx: Context) -> int:
@@ -86,6 +86,17 @@ def round_trip(ctx: Context) -> dict:
         q.submit([enc.finish()])
         return np.frombuffer(q.read_buffer(bufs[2], 0, y.nbytes), np.float32)
 
+    floor = _cffi_floor(raw, pipe, bg, bufs, a, x, y)
+    if floor is not None:
+        floor_ok = bool(np.allclose(floor(), want, rtol=1e-6))
+        base["raw_cffi"] = Outcome(host_timing(floor, reps=reps, target_s=0.05),
+                                   method="the same entry points vyre uses (wgpu-native through cffi: 3 writes, "
+                                          "encoder, pass, copy, finish, submit, map, read, unmap) with no vyre "
+                                          "code between them: the floor", extra={"ok": floor_ok})
+    else:
+        base["raw_cffi"] = Outcome.missing("wgpu-native entry points unavailable (VYRE_WGPU_NATIVE=0 or an "
+                                           "unknown wgpu-py)")
+    cpu_rec = _cpu_row(gpu, lambda: gpu.dispatch(prog, [a, x, y]), floor, check)
     raw_ok = bool(np.allclose(raw_call(), want, rtol=1e-6))
     base["raw_wgpu"] = Outcome(host_timing(raw_call, reps=reps, target_s=0.05),
                                method="pipeline, buffers, bind group made once; per call 3 write_buffer, "
@@ -131,10 +142,92 @@ def round_trip(ctx: Context) -> dict:
     for b in bufs:
         b.destroy()
     notes = [] if raw_ok and cwb_ok else ["a raw baseline returned a wrong result"]
+    ctx.emit(cpu_rec)
     return record(bench=NAME, name=f"saxpy n={N} dispatch()", metric="latency.round_trip",
                   params={"n": N, "program": "saxpy"}, unit="µs", scale=1e6,
                   vyre=Outcome(vy, method="backend.dispatch(program, [a, x, y]), wall clock per call"),
                   baselines=base, check=check, notes=notes)
+
+
+def _cffi_floor(raw, pipe, bg, bufs, a, x, y):
+    """A round trip through wgpu-native's C entry points (vyre's native driver, which is only those calls)
+    on the raw baseline's device: per call 3 writes, one encoder with the dispatch and a copy into a mapped
+    readback buffer, one submit, one map (spin-wait as vyre's), the read. None without the native driver."""
+    from vyre.backends.wgpu.native import native_driver
+    from vyre.backends.wgpu.work import Dispatch
+
+    drv = native_driver(raw.device, raw.queue)
+    if drv is None:
+        return None
+    BU = raw.wgpu.BufferUsage
+    readback = raw.device.create_buffer(size=y.nbytes, usage=BU.MAP_READ | BU.COPY_DST)
+    work = [Dispatch(pipe, [bg], (N // 64, 1, 1), 1)]
+
+    def call():
+        with drv.checked():
+            drv.write(bufs[0], 0, a)
+            drv.write(bufs[1], 0, x)
+            drv.write(bufs[2], 0, y)
+            rec = drv.recorder("floor")
+            try:
+                rec.compute_pass(work)
+                rec.copy(bufs[2], 0, readback, 0, y.nbytes)
+                commands = rec.finish()
+            finally:
+                rec.release()
+            drv.submit(commands)
+        drv.map(readback, 1, y.nbytes)
+        out = drv.view(readback, y.nbytes).view(np.float32).copy()
+        drv.unmap(readback)
+        return out
+
+    call.driver = drv
+    return call
+
+
+def _thread_cpu(fn, reps: int, inner: int = 200):
+    import time
+
+    from ._harness import Timing
+
+    fn()
+    samples = []
+    for _ in range(reps):
+        t = time.thread_time()
+        for _ in range(inner):
+            fn()
+        samples.append((time.thread_time() - t) / inner)
+    return Timing(samples, inner, "thread_time")
+
+
+def _cpu_row(gpu, call, floor, check) -> dict:
+    """The round trip's CPU time on the calling thread with spin-waiting off (blocking waits only), vyre's
+    and the floor's: on a CPU adapter (lavapipe) the GPU's work runs on other threads of the same CPU, so
+    wall time measures the adapter; this measures what the host path costs."""
+    ex = gpu._executor
+    ex._check_driver()
+    drv = ex.driver
+    old = getattr(drv, "spin_s", None)
+    base: dict[str, Outcome] = {}
+    try:
+        if old is not None:
+            drv.spin_s = 0.0
+        vy = _thread_cpu(call, 5)
+        if floor is not None:
+            fdrv = floor.driver
+            fold = fdrv.spin_s
+            fdrv.spin_s = 0.0
+            try:
+                base["raw_cffi"] = Outcome(_thread_cpu(floor, 5), method="the floor's thread CPU time, spin off")
+            finally:
+                fdrv.spin_s = fold
+    finally:
+        if old is not None:
+            drv.spin_s = old
+    return record(bench=NAME, name=f"saxpy n={N} dispatch(), host CPU", metric="latency.round_trip_cpu",
+                  params={"n": N, "program": "saxpy"}, unit="µs", scale=1e6,
+                  vyre=Outcome(vy, method="thread CPU time per dispatch() call, spin-wait off"),
+                  baselines=base, check=check)
 
 
 def _op_program_call(gpu, x, y):

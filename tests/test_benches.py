@@ -129,7 +129,25 @@ def test_targets_pass_fail_and_na():
                    "round_trip": "fail", "matmul_f32": "n.a.", "matmul_f16": "n.a.", "fft": "fail", "search": "pass",
                    "arrays_chain": "pass", "arrays_sum": "fail", "arrays_small": "n.a.", "arrays_matmul": "pass",
                    "f16_packed": "n.a.", "matmul_f32_torch": "n.a.", "elementwise_sizes": "n.a.",
-                   "reduce_torch": "n.a.", "round_trip_torch": "n.a."}
+                   "reduce_torch": "n.a.", "round_trip_torch": "n.a.", "op_call_torch": "n.a.",
+                   "captured_step": "n.a.", "captured_step_graphs": "n.a.", "round_trip_floor": "n.a.",
+                   "sequence_cpu": "n.a.", "captured_cpu": "n.a."}
+
+
+def test_issue_24_targets():
+    base = lambda key, ratio: {key: {"available": True, "value": 1.0, "ratio": ratio}}  # noqa: E731
+    doc = {"results": [
+        _rec("latency.round_trip.op", 100, unit="µs", baselines=base("torch", 0.7)),  # 1.43x torch's time: pass
+        _rec("captured.step_per_kernel", 5.0, unit="µs", baselines=base("torch_cuda_graph", 0.9)),
+        _rec("latency.round_trip_cpu", 100, unit="µs", baselines=base("raw_cffi", 0.5)),  # 2x the floor: fail
+        _rec("captured.sequence_host_cpu_per_dispatch", 2.0, unit="µs"),
+        _rec("captured.step_host_cpu_per_kernel", 3.5, unit="µs"),
+    ]}
+    got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
+    assert {k: got[k] for k in ("op_call_torch", "captured_step", "captured_step_graphs", "round_trip_floor",
+                                "sequence_cpu", "captured_cpu")} == {
+        "op_call_torch": "pass", "captured_step": "fail", "captured_step_graphs": "fail",
+        "round_trip_floor": "fail", "sequence_cpu": "pass", "captured_cpu": "fail"}
 
 
 def test_issue_13_targets():
