@@ -1,0 +1,23 @@
+"""``vyre.nn``: modules, layer functions (:mod:`vyre.nn.functional`) and initialisers (:mod:`vyre.nn.init`)
+on vyre.array, so vyre.autograd differentiates them and they run on every backend. See docs/nn.md.
+
+* :class:`Parameter`: a trainable array in ``.value``, replaced whole (``p.value = new``) by optimizers;
+  modules read ``.value`` at call time.
+* :class:`Module`: parameters and submodules registered by attribute assignment; ``parameters()``,
+  ``named_parameters()``, ``parameter_values()``, ``train()`` / ``eval()``, ``state_dict()`` /
+  ``load_state_dict()``, ``save(path)`` / ``load(path)`` (safetensors files).
+* :func:`functional_call`: a module called with given parameter values (what ``value_and_grad`` needs).
+* Layers: Linear, Conv2d, MaxPool2d, AvgPool2d, LayerNorm, RMSNorm, Embedding, Dropout,
+  MultiheadAttention, Sequential.
+"""
+
+from __future__ import annotations
+
+from . import functional, init
+from ._attention import MultiheadAttention
+from ._layers import AvgPool2d, Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d, RMSNorm
+from ._module import Module, Parameter, Sequential, functional_call, load, save
+
+__all__ = ["Module", "Parameter", "Sequential", "functional_call", "save", "load", "functional", "init",
+           "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "RMSNorm", "Embedding", "Dropout",
+           "MultiheadAttention"]

@@ -1,0 +1,14 @@
+"""``vyre.optim``: optimizers (SGD with momentum / Nesterov / weight decay, Adam, AdamW), learning-rate
+schedules (StepLR, WarmupCosine) and gradient clipping by global norm, on vyre arrays. See docs/nn.md.
+
+Gradients are explicit: ``opt.step(grads)`` takes the list or dict that ``vyre.autograd.value_and_grad``
+returns (no ``.grad`` on parameters, no ``zero_grad``) and replaces each parameter's ``.value``.
+"""
+
+from __future__ import annotations
+
+from ._clip import clip_grad_norm
+from ._optimizers import SGD, Adam, AdamW, Optimizer
+from ._schedules import LRScheduler, StepLR, WarmupCosine
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "LRScheduler", "StepLR", "WarmupCosine", "clip_grad_norm"]
