@@ -12,6 +12,7 @@ from vyre.array import Array
 from ..errors import ArgumentTypeError, InvalidArgumentError
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # vyre.array's float functions (exp, log, sqrt, tanh) come from a tuple in its __all__ that mypy cannot
 # follow: reached through an untyped alias of the namespace (autograd's rules do the same)
@@ -36,17 +37,21 @@ def relu(x: Array) -> Array:
 
 
 def _erf(x: Array) -> Array:
-    # The namespace has no erf: Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7, float32's resolution near 1),
-    # odd by construction; exp(-x*x) underflows to 0 for large |x|, where erf is +-1 anyway.
+    # The namespace has no erf: Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7) for |x| >= 0.5, where its
+    # 1 - poly * exp(-x^2) does not cancel; below, the Maclaurin series to x^13 (truncation < 2e-8), which
+    # keeps the relative accuracy near 0. Both are odd; exp(-x^2) underflows to 0 where erf is +-1 anyway.
     a = xp.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    y = 1.0 - poly * F.exp(-(a * a))
-    return xp.where(x < 0.0, -y, y)
+    tail = 1.0 - poly * F.exp(-(a * a))
+    s = x * x
+    series = x * (_TWO_OVER_SQRT_PI * (1.0 + s * (-1.0 / 3 + s * (1.0 / 10 + s * (-1.0 / 42 + s * (
+        1.0 / 216 + s * (-1.0 / 1320 + s * (1.0 / 9360))))))))
+    return xp.where(a < 0.5, series, xp.where(x < 0.0, -tail, tail))
 
 
 def erf(x: Array) -> Array:
-    """The error function to 1.5e-7 absolute (A&S 7.1.26 in array ops: vyre.array has no ``erf``)."""
+    """The error function to ~2e-7 absolute (array ops: vyre.array has no ``erf``; see ``_erf``)."""
     return _erf(float_array(x, "x", "erf"))
 
 
