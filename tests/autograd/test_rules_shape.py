@@ -143,3 +143,10 @@ def test_linalg_rules(be):
           [A])
     check(be, lambda p: xp.linalg.trace(p), lambda p: np.trace(p, axis1=-2, axis2=-1), [A])
     check(be, lambda p: xp.linalg.vector_norm(p, axis=1), lambda p: np.linalg.norm(p, axis=1), [A])
+    check(be, lambda p: xp.linalg.matrix_norm(p), lambda p: np.linalg.norm(p, axis=(-2, -1)), [A])
+    c3 = RNG.uniform(-1, 1, (4, 3)).astype(np.float32)
+    check(be, lambda p, q: xp.linalg.cross(p, q), lambda p, q: np.cross(p, q), [c3, c3[::-1] * 0.5 + 0.1])
+    sq = (RNG.uniform(-1, 1, (2, 3, 3)) * 0.7).astype(np.float32)
+    for n in (0, 1, 2, 3):
+        check(be, lambda p, k=n: xp.linalg.matrix_power(p, k), lambda p, k=n: np.linalg.matrix_power(p, k), [sq],
+              atol=2e-4)

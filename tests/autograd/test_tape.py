@@ -217,3 +217,30 @@ def test_backward_of_elementwise_work_fuses_into_one_kernel(be):
     v = np.linspace(-1, 1, 64)
     want = np.cos(v) * np.exp(v) + np.sin(v) * np.exp(v) + np.tanh(v) + v * (1 - np.tanh(v) ** 2)
     np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def test_copies_and_iteration_are_recorded(be):
+    import copy
+    with xp.use(be):
+        x = xp.asarray([[1.0, 2.0], [3.0, 4.0]])
+        with ag.GradientTape() as tape:
+            rows = [r * float(k + 1) for k, r in enumerate(x)]  # __iter__ is x[i]
+            y = xp.sum(copy.copy(rows[0]) + copy.deepcopy(rows[1]) * 2.0)
+        np.testing.assert_array_equal(np.asarray(tape.gradient(y, x)), [[1.0, 1.0], [4.0, 4.0]])
+
+
+def test_second_derivatives_through_indexing_reductions_and_matmul(be):
+    """The rules are written with recorded functions (the scatter-add included), so they differentiate too."""
+    with xp.use(be):
+        x = xp.asarray([0.5, -1.0, 2.0])
+        idx = xp.asarray([2, 0, 2])
+        w = xp.asarray([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]])
+        f = ag.grad(lambda v: xp.sum(ag.grad(lambda u: xp.sum(u[idx] ** 3) + xp.max(u) * xp.sum(u @ w))(v)))
+        # with r = rowsum(w), S = u . r, M = max(u): dL/du_i = 3 u_i^2 count_i + [i = argmax] S + M r_i, and
+        # the gradient of its sum is 6 u_j count_j + r_j + [j = argmax] sum(r)
+        u = np.array([0.5, -1.0, 2.0])
+        count = np.array([1, 0, 2])
+        rowsum = np.array([3.0, -0.5, 3.0])
+        onehot = np.array([0.0, 0.0, 1.0])
+        want = 6 * u * count + rowsum + onehot * rowsum.sum()
+        np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-5)

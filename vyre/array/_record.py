@@ -96,6 +96,7 @@ def recorded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
             return fn(*args, **kwargs)
 
     functools.update_wrapper(wrapper, fn)
+    wrapper.__vyre_record_name__ = key  # type: ignore[attr-defined]  # the name recorders see
     _WRAPPED[fn] = _WRAPPED[wrapper] = wrapper
     return wrapper
 
@@ -147,8 +148,9 @@ def _guard_numpy_functions() -> None:
 
 def install(namespace: dict[str, Any], modules: Iterable[ModuleType], ufuncs: dict[Any, Callable[..., Any]]) -> None:
     """Wrap the public functions of ``namespace`` (vyre.array's globals) and of ``modules`` (vyre.array.linalg)
-    and the values of ``ufuncs`` (numpy ufunc -> function) in place; guard the in-place operators, item
-    assignment and numpy's functions. Run once, after the operators are bound (``_operators.bind``)."""
+    and the values of ``ufuncs`` (numpy ufunc -> function) in place, and the array's copy protocol; guard the
+    in-place operators, item assignment and numpy's functions. Run once, after the operators are bound
+    (``_operators.bind``)."""
     tables = [namespace, *(vars(m) for m in modules)]
     for table in tables:
         for name in table.get("__all__", ()):
@@ -158,6 +160,8 @@ def install(namespace: dict[str, Any], modules: Iterable[ModuleType], ufuncs: di
             table[name] = recorded(fn)
     for k, fn in ufuncs.items():
         ufuncs[k] = recorded(fn)
+    for name in ("__copy__", "__deepcopy__"):  # copy.copy / copy.deepcopy: new arrays of the same values
+        setattr(Array, name, recorded(getattr(Array, name), name))
     _guard_mutations()
     _guard_numpy_functions()
 

@@ -7,7 +7,7 @@ written with vyre.array's functions, so the backward pass is more lazy graph: it
 does and is recorded by an enclosing tape (second derivatives).
 
 The families: vyre/autograd/rules_elementwise.py, rules_reduce.py, rules_shape.py (manipulation, indexing,
-sorting, linear algebra) and _scatter.py (the deterministic scatter-add behind the gathers).
+sorting), rules_linalg.py and _scatter.py (the deterministic scatter-add behind the gathers).
 
 Not in the table:
 
@@ -16,9 +16,8 @@ Not in the table:
 * functions whose outputs are not floating point (comparisons, logical and bitwise functions, argmax,
   argmin, argsort, nonzero, searchsorted, count_nonzero, all, any, isnan, isinf, isfinite, signbit,
   astype to an integer or bool dtype, the unique_* counts and indices): never recorded.
-* anything else on the path of a gradient (unique_values, cross, matrix_norm, matrix_power, run_pipeline_on,
-  to_device, a numpy function on vyre arrays inside a tape): an InvalidArgumentError naming it, never a
-  silent zero.
+* anything else on the path of a gradient (unique_values, run_pipeline_on, to_device to another device, a
+  numpy function on vyre arrays inside a tape): an InvalidArgumentError naming it, never a silent zero.
 """
 
 from __future__ import annotations
@@ -26,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _scatter, rules_elementwise, rules_reduce, rules_shape
+from . import _scatter, rules_elementwise, rules_linalg, rules_reduce, rules_shape
 
 Rule = Callable[..., Any]
 
-RULES: dict[str, Rule] = {**rules_elementwise.RULES, **rules_reduce.RULES, **rules_shape.RULES, **_scatter.RULES}
+RULES: dict[str, Rule] = {**rules_elementwise.RULES, **rules_reduce.RULES, **rules_shape.RULES, **rules_linalg.RULES,
+                         **_scatter.RULES}
 ZERO: frozenset[str] = rules_elementwise.ZERO
 
 __all__ = ["RULES", "ZERO", "Rule"]

@@ -152,6 +152,8 @@ RULES: dict[str, Any] = {
     "where": _where,
     "astype": _astype,
     "asarray": _asarray,
+    "__copy__": lambda g, out, x: (g,),
+    "__deepcopy__": lambda g, out, x, memo: (g, None),
 }
 
 # piecewise constant in their float inputs: zero gradient (not recorded)
