@@ -96,7 +96,7 @@ def recorded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
             return fn(*args, **kwargs)
 
     functools.update_wrapper(wrapper, fn)
-    wrapper.__vyre_record_name__ = key  # type: ignore[attr-defined]  # the name recorders see
+    setattr(wrapper, "__vyre_record_name__", key)  # noqa: B010 - the name recorders see (a function attribute)
     _WRAPPED[fn] = _WRAPPED[wrapper] = wrapper
     return wrapper
 
