@@ -253,9 +253,15 @@ class Executor:
                 finally:
                     rec.release()
                 work.dispatches = n_dispatch
+            if commands is not None:
+                # submitted in the block that encoded (one error scope per submission); after an error the
+                # block raises it at its end and the commands are dropped unsubmitted
+                if driver.clean():
+                    driver.submit(commands)
+                else:
+                    driver.discard(commands)
+                    commands = None
         if commands is not None:
-            with driver.checked():
-                driver.submit(commands)
             stats.bump("submits")
         if direct:
             stats.bump("uploads_direct", len(direct))

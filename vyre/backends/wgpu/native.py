@@ -164,6 +164,11 @@ class NativeCalls:
         """A context manager: a run of direct calls whose reported error is raised at the end."""
         return self._checked
 
+    def clean(self) -> bool:
+        """Inside ``checked()``: no error reported so far (peeks at wgpu-py's error slot of this thread)."""
+        stack = self._handler._get_proxy_stack()
+        return not stack or stack[-1].message is None
+
     # ---- misc ------------------------------------------------------------------------------
     def descriptors(self, label: str) -> tuple[CData, CData, CData, CData]:
         """(encoder, pass, command buffer) descriptors carrying ``label`` (cached per label)."""
@@ -533,6 +538,9 @@ class NativeDriver:
     def checked(self) -> _Checked:
         """A region of direct calls whose reported wgpu error is raised when it ends."""
         return self.nat.checked()
+
+    def clean(self) -> bool:
+        return self.nat.clean()
 
     def usable_now(self) -> bool:
         """The device's and queue's wgpu-py methods are still the ones this driver replaces."""

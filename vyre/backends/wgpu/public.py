@@ -96,6 +96,9 @@ class PublicDriver:
     def checked(self) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()
 
+    def clean(self) -> bool:
+        return True  # wgpu-py's public methods raise their errors at the call
+
     def write(self, buffer: GPUBuffer, offset: int, data: np.ndarray) -> None:
         self.queue.write_buffer(buffer, offset, data)
 
