@@ -203,3 +203,28 @@ def test_clear_frees_the_trace_buffers(xb):
         assert xb._resident.handles < n
     np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(xp.exp(x) + 1))
     assert f.traces == 2
+
+
+def test_threads_share_a_compiled_function(gpu):
+    import threading
+
+    with vyre.use(gpu):
+        f = vyre.compile(lambda x: xp.tanh(x) * 2 + xp.sum(x))
+        xs = [_x(64, k) for k in range(8)]
+        want = [np.asarray(xp.tanh(x) * 2 + xp.sum(x)) for x in xs]
+        errors: list[BaseException] = []
+
+        def work(k):
+            try:
+                for _ in range(5):
+                    np.testing.assert_array_equal(np.asarray(f(xs[k])), want[k])
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[0]
+        assert f.replays + f.traces == 40 and 1 <= f.traces <= 8

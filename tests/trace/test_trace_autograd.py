@@ -23,7 +23,7 @@ def test_a_compiled_gradient_step_matches_eager(xb):
 
     rng = np.random.default_rng(3)
     w = we = xp.asarray(rng.standard_normal((4, 3)).astype(np.float32))
-    for k in range(4):
+    for _ in range(4):
         x = xp.asarray(rng.standard_normal((8, 4)).astype(np.float32))
         y = xp.asarray(rng.standard_normal((8, 3)).astype(np.float32))
         w, value = step(w, x, y)

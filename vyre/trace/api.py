@@ -74,7 +74,8 @@ class Compiled(Generic[R]):
         if entry is not None:
             try:
                 out = self._replay(entry, leaves)
-                self.replays += 1
+                with self._lock:
+                    self.replays += 1
                 return out
             except (StaleCaptureError, DeviceLostError):  # a closed-over buffer went away, or the device did
                 with self._lock:
@@ -127,14 +128,17 @@ class Compiled(Generic[R]):
                                  fix="return arrays of the arguments' backend")
         replay = build(rec, start, [(r._storage(), r.shape, r.dtype) for r in results],
                        [(k, leaves[k]._storage()) for k in changed])
+        dropped: list[Replay] = []
         with self._lock:
             self.traces += 1
-            old = self._cache.pop(key, None)
-            self._cache[key] = _Entry(replay, struct)
-            while len(self._cache) > CACHE_SIZE:
-                self._cache.popitem(last=False)[1].replay.free()
-        if old is not None:
-            old.replay.free()
+            if key in self._cache:  # another thread traced this signature meanwhile: keep the one in use
+                dropped.append(replay)
+            else:
+                self._cache[key] = _Entry(replay, struct)
+                while len(self._cache) > CACHE_SIZE:
+                    dropped.append(self._cache.popitem(last=False)[1].replay)
+        for r in dropped:
+            r.free()
         return out
 
     # ---- inspection -------------------------------------------------------------------------------
