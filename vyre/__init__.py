@@ -29,6 +29,11 @@ _LAZY = {
     "default_backend": ("vyre.backends.default", "default_backend"),
     # trace once, replay as one submission (vyre/trace)
     "compile": ("vyre.trace.api", "compile"),
+    # training: gradients (vyre/autograd), counter-based random numbers (vyre/random)
+    "autograd": ("vyre.autograd", None),
+    "grad": ("vyre.autograd", "grad"),
+    "value_and_grad": ("vyre.autograd", "value_and_grad"),
+    "random": ("vyre.random", None),
     # device arrays (vyre/array; vyre.array_api is an alias of vyre.array)
     "Array": ("vyre.array._array", "Array"),
     "array_api": ("vyre.array", None),

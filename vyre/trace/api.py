@@ -107,7 +107,7 @@ class Compiled(Generic[R]):
         for (k, _), new in zip(entry.replay.updates, news):  # the argument's new contents, as eagerly
             a = leaves[k]
             a._buf, a._expr = new._buf, None
-        return unflatten(entry.struct, outs, [0])
+        return unflatten(entry.struct, outs, [0])  # type: ignore[no-any-return]
 
     def _trace(self, key: Any, dev: Any, leaves: list[Array], args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
         start = [a._storage() for a in leaves]
@@ -137,8 +137,8 @@ class Compiled(Generic[R]):
                 self._cache[key] = _Entry(replay, struct)
                 while len(self._cache) > CACHE_SIZE:
                     dropped.append(self._cache.popitem(last=False)[1].replay)
-        for r in dropped:
-            r.free()
+        for rp in dropped:
+            rp.free()
         return out
 
     # ---- inspection -------------------------------------------------------------------------------
