@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from nn_numpy import conv2d, pool
 
 import vyre.array as xp
 import vyre.nn as nn
@@ -44,47 +45,24 @@ def test_linear(xb):
     assert lin.weight.shape == (3, 5) and np.abs(w).max() < bound and np.abs(w).max() > bound / 4
 
 
-def _np_conv(x, w, b, stride, pad):
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    ho, wo = (h - kh) // stride[0] + 1, (wd - kw) // stride[1] + 1
-    out = np.zeros((n, o, ho, wo))
-    for i in range(ho):
-        for j in range(wo):
-            patch = x[:, :, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw]
-            out[:, :, i, j] = np.einsum("nckl,ockl->no", patch, w)
-    return out + (0 if b is None else b[None, :, None, None])
-
-
 @pytest.mark.parametrize("kernel, stride, padding, bias", [
     (3, 1, 0, True), (3, 1, 1, True), (3, 2, 1, False), ((2, 3), (2, 1), (1, 0), True), (1, 1, 0, True)])
 def test_conv2d(xb, kernel, stride, padding, bias):
     conv = nn.Conv2d(2, 3, kernel, stride=stride, padding=padding, bias=bias, key=vr.key(2))
     x = _f32(2, 2, 7, 6)
-    want = _np_conv(x, _np(conv.weight.value), None if conv.bias is None else _np(conv.bias.value),
+    want = conv2d(x, _np(conv.weight.value), None if conv.bias is None else _np(conv.bias.value),
                     conv.stride, conv.padding)
     got = conv(xp.asarray(x))
     assert got.shape == want.shape
     _close(got, want)
 
 
-def _np_pool(x, k, s, p, op, fill):
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
-    ho, wo = (x.shape[2] - k) // s + 1, (x.shape[3] - k) // s + 1
-    out = np.zeros(x.shape[:2] + (ho, wo))
-    for i in range(ho):
-        for j in range(wo):
-            out[:, :, i, j] = op(x[:, :, i * s:i * s + k, j * s:j * s + k], axis=(2, 3))
-    return out
-
-
 @pytest.mark.parametrize("k, s, p", [(2, None, 0), (3, 2, 1), (3, 1, 0)])
 def test_pools(xb, k, s, p):
     x = _f32(2, 3, 7, 7)
     stride = k if s is None else s
-    _close(nn.MaxPool2d(k, s, p)(xp.asarray(x)), _np_pool(x, k, stride, p, np.max, -np.inf))
-    _close(nn.AvgPool2d(k, s, p)(xp.asarray(x)), _np_pool(x, k, stride, p, np.mean, 0.0))
+    _close(nn.MaxPool2d(k, s, p)(xp.asarray(x)), pool(x, k, stride, p, np.max, -np.inf))
+    _close(nn.AvgPool2d(k, s, p)(xp.asarray(x)), pool(x, k, stride, p, np.mean, 0.0))
 
 
 def test_layer_norm_and_rms_norm(xb):
@@ -182,6 +160,20 @@ def test_sequential(xb):
     model.train()
     a = np.asarray(model(xp.asarray(x), key=vr.key(1)))
     np.testing.assert_array_equal(np.asarray(model(xp.asarray(x), key=vr.key(1))), a)
+
+
+def test_activation_modules_and_flatten(xb):
+    x = _f32(2, 3, 2, 2)
+    x64 = x.astype(np.float64)
+    _close(nn.ReLU()(xp.asarray(x)), np.maximum(x64, 0))
+    _close(nn.Sigmoid()(xp.asarray(x)), 1 / (1 + np.exp(-x64)))
+    _close(nn.Tanh()(xp.asarray(x)), np.tanh(x64))
+    _close(nn.SiLU()(xp.asarray(x)), x64 / (1 + np.exp(-x64)))
+    _close(nn.GELU("tanh")(xp.asarray(x)), 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3))))
+    flat = nn.Flatten()(xp.asarray(x))
+    assert flat.shape == (2, 12)
+    _close(flat, x64.reshape(2, 12), rtol=0, atol=0)
+    assert nn.Flatten(2)(xp.asarray(x)).shape == (2, 3, 4)
 
 
 def test_layer_argument_errors(ref_backend):

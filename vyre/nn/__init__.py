@@ -8,16 +8,31 @@ on vyre.array, so vyre.autograd differentiates them and they run on every backen
   ``load_state_dict()``, ``save(path)`` / ``load(path)`` (safetensors files).
 * :func:`functional_call`: a module called with given parameter values (what ``value_and_grad`` needs).
 * Layers: Linear, Conv2d, MaxPool2d, AvgPool2d, LayerNorm, RMSNorm, Embedding, Dropout,
-  MultiheadAttention, Sequential.
+  MultiheadAttention, Sequential; activation modules ReLU, GELU, SiLU, Sigmoid, Tanh, and Flatten.
 """
 
 from __future__ import annotations
 
 from . import functional, init
 from ._attention import MultiheadAttention
-from ._layers import AvgPool2d, Conv2d, Dropout, Embedding, LayerNorm, Linear, MaxPool2d, RMSNorm
+from ._layers import (
+    GELU,
+    AvgPool2d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    LayerNorm,
+    Linear,
+    MaxPool2d,
+    ReLU,
+    RMSNorm,
+    Sigmoid,
+    SiLU,
+    Tanh,
+)
 from ._module import Module, Parameter, Sequential, functional_call, load, save
 
 __all__ = ["Module", "Parameter", "Sequential", "functional_call", "save", "load", "functional", "init",
            "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "RMSNorm", "Embedding", "Dropout",
-           "MultiheadAttention"]
+           "MultiheadAttention", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Flatten"]

@@ -8,11 +8,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import vyre.array as xp
 import vyre.random as vr
 from vyre.array import Array
 
 from ..errors import ArgumentTypeError, InvalidArgumentError
-from . import _ops, init
+from . import _activations, _ops, init
 from ._module import Module, Parameter
 
 
@@ -156,4 +157,56 @@ class Dropout(Module):
         return _ops.dropout(x, self.p, key, self.training)
 
 
-__all__ = ["Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "RMSNorm", "Embedding", "Dropout"]
+class ReLU(Module):
+    def forward(self, x: Array) -> Array:
+        return _activations.relu(x)
+
+
+class GELU(Module):
+    """GELU, exact (``approximate="none"``, through nn.functional.erf) or the tanh form."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise InvalidArgumentError(f"GELU: approximate must be 'none' or 'tanh', not {approximate!r}",
+                                       fix="approximate='tanh'")
+        self.approximate = approximate
+
+    def forward(self, x: Array) -> Array:
+        return _activations.gelu(x, self.approximate)
+
+
+class SiLU(Module):
+    def forward(self, x: Array) -> Array:
+        return _activations.silu(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x: Array) -> Array:
+        return _activations.sigmoid(x)
+
+
+class Tanh(Module):
+    def forward(self, x: Array) -> Array:
+        return _activations.tanh(x)
+
+
+class Flatten(Module):
+    """Axes ``start_dim`` to the last merged into one (a reshape: no copy), ``(N, C, H, W) -> (N, C*H*W)``."""
+
+    def __init__(self, start_dim: int = 1) -> None:
+        super().__init__()
+        if isinstance(start_dim, bool) or not isinstance(start_dim, int):
+            raise ArgumentTypeError(f"Flatten: start_dim must be an int, not {start_dim!r}", fix="start_dim=1")
+        self.start_dim = start_dim
+
+    def forward(self, x: Array) -> Array:
+        if not isinstance(x, Array) or not -x.ndim <= self.start_dim < max(x.ndim, 1):
+            raise InvalidArgumentError(f"Flatten: start_dim {self.start_dim} out of range for "
+                                       f"{getattr(x, 'shape', type(x).__name__)}", fix="start_dim=1")
+        d = self.start_dim % x.ndim
+        return xp.reshape(x, (*x.shape[:d], -1))
+
+
+__all__ = ["ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Flatten",
+           "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "RMSNorm", "Embedding", "Dropout"]
