@@ -150,3 +150,16 @@ def test_linalg_rules(be):
     for n in (0, 1, 2, 3):
         check(be, lambda p, k=n: xp.linalg.matrix_power(p, k), lambda p, k=n: np.linalg.matrix_power(p, k), [sq],
               atol=2e-4)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_getitem_rule_random_keys(be, data):
+    """Random basic keys (ints, slices with steps, ..., None) and random integer-array keys with repeats."""
+    from hypothesis.extra.numpy import array_shapes, basic_indices
+    shape = data.draw(array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    x = np.random.default_rng(data.draw(st.integers(0, 2**16))).uniform(-1, 1, shape).astype(np.float32)
+    key = data.draw(basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    check(be, lambda a: a[key] * 3.0, lambda a: np.asarray(a[key]) * 3.0, [x])
+    idx = np.asarray(data.draw(st.lists(st.integers(-shape[0], shape[0] - 1), min_size=1, max_size=6)), np.int32)
+    check(be, lambda a: a[xp.asarray(idx)] * 3.0, lambda a: a[idx] * 3.0, [x])

@@ -115,3 +115,10 @@ def test_scatter_add_edges(be, n):
         v = xp.asarray(np.ones(n, dtype=np.float32))
         p = xp.asarray(np.zeros(n, dtype=np.int32))
         np.testing.assert_array_equal(np.asarray(ag.scatter_add(v, p, 3)), [float(n), 0.0, 0.0])
+
+
+def test_vyre_array_does_not_import_autograd():
+    import subprocess
+    import sys
+    code = "import sys, vyre.array; assert 'vyre.autograd' not in sys.modules, 'vyre.array imported vyre.autograd'"
+    subprocess.run([sys.executable, "-c", code], check=True)

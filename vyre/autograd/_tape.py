@@ -27,14 +27,20 @@ from vyre.array._array import Array
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from .rules import RULES, ZERO, Rule
 
-_SIGNATURES: dict[Callable[..., Any], inspect.Signature] = {}
+_SIGNATURES: dict[Callable[..., Any], tuple[inspect.Signature, int]] = {}
 
 
 def _params(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     """The call's arguments in the order of ``fn``'s parameters, defaults filled in (``*args``: one tuple)."""
-    sig = _SIGNATURES.get(fn)
-    if sig is None:
-        sig = _SIGNATURES[fn] = inspect.signature(fn)
+    known = _SIGNATURES.get(fn)
+    if known is None:
+        sig = inspect.signature(fn)
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+                    for p in sig.parameters.values())
+        known = _SIGNATURES[fn] = (sig, len(sig.parameters) if plain else -1)
+    sig, plain_arity = known
+    if plain_arity == len(args) and not kwargs:  # f(x1, x2, /): the arguments as given (no bind: ~4 µs)
+        return list(args)
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return list(bound.arguments.values())
