@@ -8,7 +8,9 @@ vyre/array/linalg.py), _manipulation, _searching (where included), _sets, _sorti
 _utility, _inspection (``__array_namespace_info__``) -- plus the array object (_array: storage and
 attributes; _operators: its operators bound to those functions), the views the manipulation and
 indexing functions share (_views), the backend of new arrays (_device: ``use``), wgpu interop
-(_interop). Everything that builds or runs programs is
+(_interop), and the hook a gradient tape records through (_record: every public function, operator and
+method goes through one wrapper, a test of an empty list when no tape records; vyre.autograd is the
+recorder, and this package never imports it). Everything that builds or runs programs is
 in vyre/array/_kernels (expression nodes and their IR, fusion and evaluation, the program-cache
 registry, one module per kernel family). Gaps: no 64-bit dtypes, no complex (so no conj/real/imag), no
 DLPack.
