@@ -52,7 +52,7 @@ from .nodes import (
 )
 from .program import Program
 from .subgroups import SubgroupMethods
-from .types import _NUMPY_NAMES, Access, DataType, is_integer, is_numpy_scalar, loaded_numpy
+from .types import _NUMPY_NAMES, Access, DataType, is_integer, is_numpy_scalar
 from .typing import TypeEnv, infer
 from .validate import validate as _validate
 from .values import BufRef, DTypeLike, Index, MutVar, Operand, Val, misuse, parse_dtype, python_index
@@ -184,11 +184,11 @@ class ProgramBuilder(SubgroupMethods):
     # ---- expressions ----
     def lit(self, value: bool | int | float | np.generic, dtype: DTypeLike | None = None) -> Val:
         """A typed literal. Without dtype: bool→bool, int→u32 (i32 if negative), float→f32."""
-        numpy_scalar = is_numpy_scalar(value)
-        np_ = loaded_numpy()
-        if not (isinstance(value, (bool, int, float)) or numpy_scalar) or (
-                numpy_scalar and _numpy_scalar_dtype(value) is None and np_ is not None
-                and not isinstance(value, (np_.integer, np_.floating, np_.bool_))):
+        if is_numpy_scalar(value):  # a numpy bool, integer or float (kinds b, i, u, f); others are refused
+            bad = _numpy_scalar_dtype(value) is None and value.dtype.kind not in "biuf"
+        else:
+            bad = not isinstance(value, (bool, int, float))
+        if bad:
             raise _bad_arg(self.name, "literal", value, "a Python or numpy bool, int or float",
                            "e.g. b.lit(1.5) or b.lit(3, 'u32')")
         if dtype is None:
