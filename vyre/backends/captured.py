@@ -45,8 +45,8 @@ class CapturedSequence(Protocol):
 def check_copies(copies: Sequence[HandleCopy], what: str) -> None:
     """Every copy is two handles of one size (DispatchError otherwise)."""
     for k, c in enumerate(copies):
-        if (not isinstance(c, tuple) or len(c) != 2
-                or not all(isinstance(h, ResidentHandle) for h in c)):
+        if (type(c) is not tuple or len(c) != 2
+                or not isinstance(c[0], ResidentHandle) or not isinstance(c[1], ResidentHandle)):
             raise DispatchError(f"{what} copy {k}: expected (source handle, destination handle), got {c!r:.200}")
         if c[0].nbytes != c[1].nbytes:
             raise DispatchError(f"{what} copy {k}: handle sizes differ ({c[0].nbytes} and {c[1].nbytes} bytes)",

@@ -87,6 +87,15 @@ class Compiled(Generic[R]):
     # ---- the two paths ------------------------------------------------------------------------------
     def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                    ) -> tuple[Any, Any, list[Array], tuple[Any, ...], dict[str, Any]]:
+        if not kwargs and args and all(type(a) is Array for a in args):  # the common call: arrays only
+            leaves = list(args)
+            dev = self._device if self._device is not None else leaves[0]._device
+            if all(a._device is dev and a._expr is None and a._buf is not None and a._buf.pending is None
+                   for a in leaves):
+                first: dict[int, int] = {}
+                key = (("tuple", tuple(("A", a._shape, a._dtype, id(dev)) for a in leaves)), ("dict", ()))
+                alias = tuple(first.setdefault(id(a._buf), k) for k, a in enumerate(leaves))
+                return (key, alias, id(dev)), dev, leaves, args, kwargs
         dev = self._device
         if dev is None:
             probe: list[Array] = []
