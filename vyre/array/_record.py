@@ -4,7 +4,7 @@ vyre.array knows nothing of autograd: it only offers this registry. Every public
 (``vyre.array.<name>``, ``vyre.array.linalg.<name>``), the array's operators and function methods
 (``a * b``, ``a @ b``, ``a[k]``, ``x.sum()``; vyre/array/_operators.py) and numpy's ufuncs on arrays go
 through :func:`recorded`'s wrapper, installed once at import by :func:`install`. With no recorder active
-the wrapper costs one truthiness test of :data:`RECORDERS`; with one, the call runs with recording
+the wrapper costs one truthiness test of :data:`ANY`; with one (a recorder sees its own thread's calls only), the call runs with recording
 suspended (the namespace's functions calling each other are recorded once, as the public call) and each
 active recorder is handed ``(name, fn, args, kwargs, out)``.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -35,8 +36,54 @@ class Recorder(Protocol):
     def check_mutation(self, x: Array, value: Any) -> None: ...
 
 
-RECORDERS: list[Recorder] = []  # active recorders, innermost last
+class _ThreadRecorders:
+    """The active recorders of the calling thread, innermost last (a tape records its own thread's calls
+    only: another thread's arrays and calls are not part of it). ``ANY`` is non-empty while any thread has
+    one: the wrappers' fast test (one list truthiness test when nothing records anywhere)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def mine(self) -> list[Recorder]:
+        try:
+            return self._local.stack  # type: ignore[no-any-return]
+        except AttributeError:
+            self._local.stack = []
+            return self._local.stack  # type: ignore[no-any-return]
+
+    def __contains__(self, r: object) -> bool:
+        return r in self.mine()
+
+    def __bool__(self) -> bool:
+        return bool(self.mine())
+
+    def append(self, r: Recorder) -> None:
+        self.mine().append(r)
+        with self._lock:
+            ANY.append(r)
+
+    def remove(self, r: Recorder) -> None:
+        self.mine().remove(r)
+        with self._lock:
+            ANY.remove(r)
+
+
+ANY: list[Recorder] = []  # active recorders of every thread (see _ThreadRecorders)
+RECORDERS = _ThreadRecorders()  # this thread's active recorders
 HOLDERS: weakref.WeakSet[Any] = weakref.WeakSet()  # recorders holding arrays (see the module docstring)
+_HOLDERS_LOCK = threading.Lock()
+
+
+def hold(r: Any) -> None:
+    """Add ``r`` to :data:`HOLDERS` (under a lock: tapes of several threads)."""
+    with _HOLDERS_LOCK:
+        HOLDERS.add(r)
+
+
+def unhold(r: Any) -> None:
+    with _HOLDERS_LOCK:
+        HOLDERS.discard(r)
 _WRAPPED: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 # public functions that take no array or give none: nothing for a recorder to see
@@ -47,12 +94,15 @@ _SKIP = frozenset({"use", "current_backend", "evaluate", "fusion_stats", "reset_
 
 
 def _call(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    saved = RECORDERS[:]
-    RECORDERS.clear()  # suspended: the calls fn makes are parts of this one
+    mine = RECORDERS.mine()
+    if not mine:  # another thread records, or recording is suspended here
+        return fn(*args, **kwargs)
+    saved = mine[:]
+    mine.clear()  # suspended: the calls fn makes are parts of this one
     try:
         out = fn(*args, **kwargs)
     finally:
-        RECORDERS[:] = saved
+        mine[:] = saved
     for r in saved:
         r.record(name, fn, args, kwargs, out)
     return out
@@ -76,7 +126,7 @@ def recorded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     if w is not None:
         return w
     key = name or fn.__name__
-    active = RECORDERS
+    active = ANY
     wrapper: Callable[..., Any]
     arity = _arity(fn)
     if arity == 1:
@@ -103,7 +153,9 @@ def recorded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
 
 def check_mutation(x: Array, value: Any = None) -> None:
     """Ask each holding recorder whether ``x`` (being written, with ``value`` for ``x[k] = value``) may change."""
-    for r in list(HOLDERS):
+    with _HOLDERS_LOCK:
+        holders = list(HOLDERS)
+    for r in holders:
         r.check_mutation(x, value)
 
 
@@ -136,7 +188,7 @@ def _guard_numpy_functions() -> None:
     dispatch = Array.__array_function__  # type: ignore[attr-defined]
 
     def __array_function__(self: Array, func: Any, types: Any, args: Any, kwargs: Any) -> Any:  # noqa: N807
-        if RECORDERS:
+        if ANY and RECORDERS:
             name = getattr(func, "__name__", repr(func))
             raise ArgumentTypeError(f"numpy.{name} on vyre arrays is not recorded by a GradientTape",
                                     fix=f"call vyre.array's function (vyre.array.{name} or its equivalent) "
@@ -166,4 +218,4 @@ def install(namespace: dict[str, Any], modules: Iterable[ModuleType], ufuncs: di
     _guard_numpy_functions()
 
 
-__all__ = ["RECORDERS", "HOLDERS", "Recorder", "recorded", "check_mutation", "install"]
+__all__ = ["RECORDERS", "ANY", "HOLDERS", "hold", "unhold", "Recorder", "recorded", "check_mutation", "install"]

@@ -101,7 +101,7 @@ class GradientTape:
         if self in _record.RECORDERS:
             raise InvalidArgumentError("this GradientTape is already recording", fix="use a new tape")
         _record.RECORDERS.append(self)
-        _record.HOLDERS.add(self)
+        _record.hold(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -114,7 +114,7 @@ class GradientTape:
         for a in _flatten(x)[0]:
             self._held[id(a)] = a
             self._tracked.add(id(a))
-        _record.HOLDERS.add(self)
+        _record.hold(self)
 
     def record(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                out: Any) -> None:
@@ -154,7 +154,7 @@ class GradientTape:
     def release(self) -> None:
         """Let go of everything recorded (the tape can no longer give gradients)."""
         self._nodes, self._held, self._tracked = [], {}, set()
-        _record.HOLDERS.discard(self)
+        _record.unhold(self)
 
     # ---- gradients ----------------------------------------------------------------------------------
     def gradient(self, target: Array, sources: Any, output_gradients: Array | None = None) -> Any:
