@@ -4,7 +4,8 @@ vyre.array knows nothing of autograd: it only offers this registry. Every public
 (``vyre.array.<name>``, ``vyre.array.linalg.<name>``), the array's operators and function methods
 (``a * b``, ``a @ b``, ``a[k]``, ``x.sum()``; vyre/array/_operators.py) and numpy's ufuncs on arrays go
 through :func:`recorded`'s wrapper, installed once at import by :func:`install`. With no recorder active
-the wrapper costs one truthiness test of :data:`ANY`; with one (a recorder sees its own thread's calls only), the call runs with recording
+the wrapper costs one truthiness test of :data:`ANY`; with one (a recorder sees its own thread's calls
+only), the call runs with recording
 suspended (the namespace's functions calling each other are recorded once, as the public call) and each
 active recorder is handed ``(name, fn, args, kwargs, out)``.
 
