@@ -38,7 +38,7 @@ _LAZY = {
     "Array": ("vyre.array._array", "Array"),
     "array_api": ("vyre.array", None),
     "use": ("vyre.array._device", "use"),
-    "asarray": ("vyre.array._creation", "asarray"),
+    "asarray": ("vyre.array", "asarray"),  # the namespace's (recorded by a GradientTape)
     # @vyre.kernel front end (vyre/frontend): the decorator, annotations and the intrinsics of kernel bodies
     "kernel": ("vyre.frontend.decorator", "kernel"),
     "Kernel": ("vyre.frontend.decorator", "Kernel"),
