@@ -51,12 +51,12 @@ def _erf(x: Array) -> Array:
 
 
 def erf(x: Array) -> Array:
-    """The error function to ~2e-7 absolute (array ops: vyre.array has no ``erf``; see ``_erf``)."""
+    """The error function to 3e-7 absolute (array ops: vyre.array has no ``erf``; see ``_erf``)."""
     return _erf(float_array(x, "x", "erf"))
 
 
 def gelu(x: Array, approximate: str = "none") -> Array:
-    """GELU, ``x * Phi(x)``: ``approximate="none"`` through :func:`erf` (1.5e-7), ``"tanh"`` the tanh form
+    """GELU, ``x * Phi(x)``: ``approximate="none"`` through :func:`erf` (3e-7), ``"tanh"`` the tanh form
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (PyTorch's two modes)."""
     x = float_array(x, "x", "gelu")
     if approximate == "none":
