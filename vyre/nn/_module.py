@@ -197,7 +197,7 @@ class Module:
 
 def save(state: Mapping[str, Array], path: str | os.PathLike[str]) -> None:
     """Write ``{name: array}`` to a safetensors file (``safetensors.numpy.save_file``)."""
-    from safetensors.numpy import save_file  # an optional dependency, loaded only to save
+    from safetensors.numpy import save_file  # why: loaded only to write a checkpoint
 
     host: dict[str, np.ndarray] = {}
     for name, a in state.items():
@@ -210,9 +210,15 @@ def save(state: Mapping[str, Array], path: str | os.PathLike[str]) -> None:
 
 def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """A safetensors file's ``{name: numpy array}`` (give it to :meth:`Module.load_state_dict`)."""
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load_file  # why: loaded only to read a checkpoint
 
-    return dict(load_file(os.fspath(path)))
+    try:
+        return dict(load_file(os.fspath(path)))
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors' own error type for a file that is not one
+        raise InvalidArgumentError(f"{os.fspath(path)!r} is not a safetensors file: {exc}",
+                                   fix="pass a file written by vyre.nn.save / module.save") from None
 
 
 class Sequential(Module):

@@ -92,9 +92,9 @@ class Compiled(Generic[R]):
             dev = self._device if self._device is not None else leaves[0]._device
             if all(a._device is dev and a._expr is None and a._buf is not None and a._buf.pending is None
                    for a in leaves):
-                first: dict[int, int] = {}
+                seen: dict[int, int] = {}
                 key = (("tuple", tuple(("A", a._shape, a._dtype, id(dev)) for a in leaves)), ("dict", ()))
-                alias = tuple(first.setdefault(id(a._buf), k) for k, a in enumerate(leaves))
+                alias = tuple(seen.setdefault(id(a._buf), k) for k, a in enumerate(leaves))
                 return (key, alias, id(dev)), dev, leaves, args, kwargs
         dev = self._device
         if dev is None:
