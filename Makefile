@@ -1,7 +1,8 @@
 # vyre: set-up and checks. Two commands work on a fresh Debian 12 machine:
 #   make demo   install, then run the saxpy job on the default adapter (python -m vyre.demo)
-#   make test   install (also Node.js and Dawn's Tint), then run the checks (ruff, mypy), the test suite
-#               (pytest, 2 workers) and build the documentation site (mkdocs build --strict into site/)
+#   make test   install (also Node.js and Dawn's Tint, and Chromium for the browser check), then run the
+#               checks (ruff, mypy), the test suite (pytest, 2 workers) and build the documentation site
+#               (mkdocs build --strict into site/)
 #   make docs   install, then serve the documentation site locally (mkdocs serve)
 # Python packages go into .venv from PyPI, Debian packages come from apt-get when the machine
 # lacks them: nothing relies on packages installed by hand.
@@ -25,6 +26,8 @@ VENV_DEBS   := python3-venv
 NODE_DEBS   := nodejs npm
 TINT_DIR    := tests/tint
 TINT_STAMP  := $(TINT_DIR)/node_modules/.vyre-installed
+# Chromium for the browser check (tests/export/test_browser.py): WebGPU on SwiftShader's Vulkan, on the CPU.
+BROWSER_DEBS := chromium
 
 # $(call apt_install,packages): apt-get as root, through sudo when not root, else say what to run.
 apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
@@ -34,7 +37,7 @@ apt_install = if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	$$sudo apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1)
 
-.PHONY: help install vulkan tint demo check test docs docs-build clean
+.PHONY: help install vulkan tint browser demo check test docs docs-build clean
 
 help:
 	@echo "make demo   - install, then run the saxpy demo on the default adapter"
@@ -68,6 +71,10 @@ $(TINT_STAMP): $(TINT_DIR)/package.json $(TINT_DIR)/package-lock.json
 
 tint: $(TINT_STAMP)
 
+# Headless Chromium for the browser check of exported modules; installed only when missing.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then $(call apt_install,$(BROWSER_DEBS)); fi
+
 demo: install
 	$(PY) -m vyre.demo
 
@@ -80,7 +87,7 @@ check: $(STAMP)
 # on wgpu-py's public API (what an unknown wgpu-py version gets).
 PUBLIC_API_TESTS := tests/backends/wgpu tests/backends/test_protocol.py tests/backends/test_parity.py
 
-test: install tint check
+test: install tint browser check
 	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
 	VYRE_WGPU_NATIVE=0 $(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS) $(PUBLIC_API_TESTS)
 	$(MAKE) --no-print-directory docs-build

@@ -10,7 +10,9 @@
   (``navigator.gpu`` in a browser, the npm package ``webgpu`` in Node.js) on TypedArrays, with
   the manifest and the WGSL embedded.
 
-See docs/export.md.
+:func:`export_pipeline`, :func:`export_op`, :func:`export_kernel` and :func:`export_array` export what
+users run (an op call's programs in order, a kernel launch with its named parameters, a fused array
+expression) as one unit (vyre/export/unit.py, vyre/export/forms.py). See docs/export.md.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
 from ..ir.program import Program
 from ..lower import lower
 from .manifest import FORMAT, FORMAT_VERSION, build_manifest
+from .unit import Unit, from_kernel, from_op, from_pipeline
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
@@ -78,4 +81,9 @@ def export_program(program: Program, out_dir: str | Path, *, name: str | None = 
     return path
 
 
-__all__ = ["export_program", "render_module", "build_manifest", "FORMAT", "FORMAT_VERSION"]
+# after export_program: forms.py reuses this module's conventions
+from .forms import export_array, export_kernel, export_op, export_pipeline, export_unit  # noqa: E402
+
+__all__ = ["export_program", "render_module", "build_manifest", "FORMAT", "FORMAT_VERSION", "Unit", "from_op",
+           "from_kernel", "from_pipeline", "export_unit", "export_pipeline", "export_op", "export_kernel",
+           "export_array"]
