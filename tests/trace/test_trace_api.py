@@ -177,6 +177,7 @@ def test_a_replay_is_one_submission_and_leaks_nothing(gpu):
 
         x, w = _x(256), _x(256, 1)
         step(x, w), step(x, w)
+        gc.collect()  # earlier tests' garbage (reference cycles holding buffers) is not this loop's to free
         gpu.flush()
         before = gpu.stats()
         for _ in range(50):
