@@ -41,7 +41,7 @@ from ._elementwise import abs as _abs
 from ._elementwise import broadcast_together, equal, multiply, not_equal, sqrt
 from ._kernels.fused import plan, plan_for_node
 from ._kernels.index_maps import Reshape, Strided, strides_of
-from ._kernels.matmul import gemm_steps, generic_program, vecdot_program
+from ._kernels.matmul import generic_program, product_steps, vecdot_program
 from ._kernels.nodes import Leaf
 from ._manipulation import stack
 from ._searching import where
@@ -109,8 +109,7 @@ def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int,
     p = plan([x for x in (a, b) if x.is_lazy], dev)
     handles = [a._allocate(), b._allocate(), out._allocate(zeroed=False)]  # both kernels write every element
     if dt == D.float32 or (dt == D.float16 and fold):
-        for prog, config in gemm_steps(dt, fold, nb, m, k, n):
-            p.steps.append((prog, handles, config))
+        product_steps(p, dt, fold, nb, m, k, n, handles)
     else:
         if fold and nb > 1:  # the simple kernel reads a stacked B: fold the stack into M instead
             nb, m = 1, nb * m

@@ -14,8 +14,10 @@ from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from . import cache
 from . import dtypes as D
+from . import matmul_thin as T
 from .dtypes import DType
 from .emit import Emitter
+from .fused import Plan
 from .nodes import Node, collect
 
 _cached = cache.register("matmul", 256, Program).get
@@ -60,6 +62,25 @@ def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[t
     return [(step.program, DispatchConfig.coerce(step.grid)) for step in pipe.steps]
 
 
+def product_steps(p: Plan, dt: DType, fold: bool, nb: int, m: int, k: int, n: int, handles: list[Any]) -> None:
+    """Append to ``p`` the steps of the float32 / float16 product of ``handles`` = [A, B, C] (A: (nb, m, k);
+    B: (k, n) when ``fold``, else (nb, k, n)): the thin kernel (vyre/array/_kernels/matmul_thin.py, split
+    along K where K is long) when float32 and M or N is small, else the op library's GEMM."""
+    if dt == D.float32:
+        s = T.thin_shape(1, nb * m, k, n, False, False) if fold else T.thin_shape(nb, m, k, n, True, True)
+        if s is not None:
+            if s.slices == 1:
+                p.steps.append((T.thin_program(s), handles, s.grid()))
+                return
+            part = p.backend.allocate_resident(T.partial_bytes(s), zeroed=False)  # every slice writes its block
+            p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
+            p.steps.append((T.thin_program(s), [handles[0], handles[1], part], s.grid()))
+            p.steps.append((T.partials_program(s), [part, handles[2]]))
+            return
+    for prog, config in gemm_steps(dt, fold, nb, m, k, n):
+        p.steps.append((prog, handles, config))
+
+
 def vecdot_program(node: Node, rows: int, k: int, dt: DType) -> Program:
     """out[i] = the sum of ``node``'s elements i*k .. i*k + k - 1 (``node``: the fused product, the
     contracted axis last), accumulated in ``node``'s dtype and cast to ``dt``."""
@@ -83,4 +104,4 @@ def _vecdot(node: Node, rows: int, k: int, dt: DType) -> Program:
     return b.build()
 
 
-__all__ = ["generic_program", "gemm_steps", "vecdot_program"]
+__all__ = ["generic_program", "gemm_steps", "product_steps", "vecdot_program"]
