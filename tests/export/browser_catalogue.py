@@ -110,6 +110,31 @@ def kernel_cases(cat: Catalogue) -> None:
         want = {"numpy": ref, "vyre": dict(zip(outs, got))}
         cat.add("kernel", f"{label} dim={dim}", path, inputs, want, {n: tolerance_for(r.dtype, tol) for n, r in
                                                                       ref.items()})
+    resized_cases(cat)
+
+
+def resized_cases(cat: Catalogue) -> None:
+    """Kernel modules run at other sizes than they were exported with: ``run(device, inputs, {dim, counts})``
+    with the dims given at run time (what ``kernel[dim]`` takes), against the launch at those sizes."""
+    from browser_kernels import _blur_ref, blur, saxpy
+
+    rng = np.random.default_rng(99)
+    img = rng.random((40, 83), dtype=np.float32)  # other rows, the width it was exported with (baked in)
+    x, y = rng.random(777, dtype=np.float32), rng.random(777, dtype=np.float32)
+    for label, kernel, args, dim, inputs, counts, ref in [
+            ("blur", blur, (img, np.zeros_like(img)), img.shape, {"img": img}, {"out": img.size},
+             {"out": _blur_ref(img)}),
+            ("saxpy", saxpy, (x, y, -1.25), 777, {"x": x, "y": y, "a": -1.25}, {},
+             {"y": (np.float32(-1.25) * x + y).astype(np.float32)})]:
+        exported = next(c for c in cat.cases if c.family == "kernel" and c.label.startswith(label + " "))
+        got = kernel.launch(dim, [a.copy() if isinstance(a, np.ndarray) else a for a in args], backend=cat.gpu)
+        outs = [n for n, _ in kernel.params if n in exported.manifest["outputs"]]
+        dims = list(dim) if isinstance(dim, tuple) else [dim]
+        at = exported.manifest["dims"]["default"]
+        c = Case(f"resized_{exported.id}", "kernel-resized", f"{label} exported at dim={at}, run at dim={dims}",
+                 exported.module, exported.manifest, inputs, {"dim": dims, "counts": counts},
+                 {"numpy": ref, "vyre": dict(zip(outs, got))}, exported.tolerance, exported.trig)
+        cat.cases.append(c)
 
 
 def _expressions(gpu: Any) -> list[tuple[str, Any, dict, np.ndarray]]:

@@ -21,7 +21,7 @@ from browser_cases import Case, browser_tolerance, finite_only, fits, job
 
 from vyre.ops.registry import compare
 
-MIN_CASES = {"op": 150, "corpus": 40, "kernel": 7, "array": 6, "op-call": 4}
+MIN_CASES = {"op": 150, "corpus": 40, "kernel": 7, "kernel-resized": 2, "array": 6, "op-call": 4}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
-from ..lower import lower
+from ..lower import LoweredProgram, lower
 from .unit import Unit, from_kernel, from_op, from_pipeline
 from .unit_manifest import build_unit_manifest
 
@@ -55,8 +55,8 @@ def export_unit(unit: Unit, out_dir: str | Path, *, name: str | None = None) -> 
                                 fix="use export_pipeline, export_op, export_kernel or export_array")
     stem = _stem(unit, name)
     distinct: dict[str, int] = {}
-    lowered = []
-    shader_of = []
+    lowered: list[LoweredProgram] = []
+    shader_of: list[int] = []
     for s in unit.steps:
         fp = s.program.fingerprint
         if fp not in distinct:

@@ -46,6 +46,7 @@ class UnitBuffer:
     words: tuple[dict[str, Any], ...] = ()  # a words buffer's layout: {word, name, dtype, from}
     count_from: str | None = None  # a runtime-sized output: the input whose count it takes by default
     default_count: int | None = None  # a runtime-sized buffer's count at export (a kernel's arrays)
+    trailing: tuple[int, ...] = ()  # a kernel array's shape past its first axis: baked into the program
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Unit:
             if b.role in ("input", "inout"):
                 arr = np.asarray(values[b.name])
                 n = arr.size // b.dtype.lanes if b.count is None else b.count
+                check_rows(self.name, b, n)
                 ins.append(b.name)
                 arrays.append(arr)
             elif b.role == "constant":
@@ -124,14 +126,16 @@ class Unit:
                 ins.append(b.name)
                 arrays.append(arr)
             else:
-                n = b.count if b.count is not None else (counts or {}).get(b.name)
-                if n is None and same and b.default_count is not None:
-                    n = b.default_count
-                if n is None and b.count_from is not None:
-                    n = specs[b.count_from].count
-                if n is None:
+                got: int | None = b.count if b.count is not None else (counts or {}).get(b.name)
+                if got is None and same and b.default_count is not None:
+                    got = b.default_count
+                if got is None and b.count_from is not None:
+                    got = specs[b.count_from].count
+                if got is None:
                     raise InvalidArgumentError(f"{self.name}: give the element count of output {b.name!r}",
                                                fix=f"counts={{{b.name!r}: n}}")
+                n = got
+            check_rows(self.name, b, int(n))
             specs[b.name] = BufferSpec(b.dtype, int(n))
         steps = []
         for s in self.steps:
@@ -149,6 +153,15 @@ class Unit:
         pipe, arrays = self.pipeline(values, dims, counts)
         got = backend.run_pipeline(pipe, host_inputs(pipe, arrays))
         return dict(zip(self.outputs, got))
+
+
+def check_rows(unit: str, b: UnitBuffer, count: int) -> None:
+    """A kernel array's element count must be whole rows of its trailing shape (the program bakes it in)."""
+    row = math.prod(b.trailing)
+    if b.trailing and count % row:
+        raise InvalidArgumentError(f"{unit}: {b.name} has {count} elements, not whole rows of shape "
+                                   f"{list(b.trailing)} (the shape past the first axis it was exported with)",
+                                   fix="pass whole rows, or export the kernel again for the new shape")
 
 
 def kernel_grid(dims: Sequence[int], ws: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -224,9 +237,10 @@ def _plain(v: Any) -> Any:
 
 def from_kernel(kernel: Any, *args: Any, dim: Any, **named: Any) -> Unit:
     """The unit of the launch ``kernel[dim](*args)`` (or ``**named``): its program for these argument
-    types and shapes, the arrays by their Python parameter names (runtime-sized: any element count of the
-    same trailing shape), the scalars by name (packed into the ``kparams`` uniform with the dims), and the
-    grid from the dims given at run time, as ``kernel[dim]`` computes it."""
+    types and shapes; the arrays by their Python parameter names (runtime-sized: any number of rows of
+    the same trailing shape, which the program bakes in, as ``kernel[dim]`` specializes on it); the
+    scalars by name (packed into the ``kparams`` uniform with the dims); the grid from the dims given at
+    run time, as ``kernel[dim]`` computes it."""
     from ..frontend.decorator import Kernel  # why: import time (the frontend)
     from ..frontend.launch import bind, check_dim
     from ..frontend.types import ArrayType
@@ -244,9 +258,10 @@ def from_kernel(kernel: Any, *args: Any, dim: Any, **named: Any) -> Unit:
     arrays = iter(bound.arrays)
     for (pname, kind) in kernel.params:
         if isinstance(kind, ArrayType):
-            _, _, shape = next(arrays)
+            spec, _, shape = next(arrays)
             role = {Access.READ: "input", Access.WRITE: "output", Access.READ_WRITE: "inout"}[kind.access]
-            buffers[pname] = UnitBuffer(pname, kind.dtype.dtype, None, role, default_count=math.prod(shape))
+            buffers[pname] = UnitBuffer(pname, kind.dtype.dtype, None, role, default_count=math.prod(shape),
+                                        trailing=tuple(spec.trailing))
             bind_names.append(pname)
         else:
             scalars[pname] = kind.dtype

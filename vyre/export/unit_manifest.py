@@ -76,22 +76,23 @@ def build_unit_manifest(unit: Unit, lowered: list[LoweredProgram], shader_of: li
                       "zero_before": zero, "params": params})
     buffers = []
     for b in unit.buffers.values():
-        entry: dict[str, Any] = {"name": b.name, "role": b.role, "dtype": b.dtype.value, "count": b.count,
-                                 "input": b.role in ("input", "inout"), "output": b.name in unit.outputs,
-                                 **_layout(b)}
+        item: dict[str, Any] = {"name": b.name, "role": b.role, "dtype": b.dtype.value, "count": b.count,
+                                "input": b.role in ("input", "inout"), "output": b.name in unit.outputs,
+                                **_layout(b)}
         if b.count is None:
-            entry["default_count"] = b.default_count
-            entry["count_from"] = b.count_from
+            item["default_count"] = b.default_count
+            item["count_from"] = b.count_from
+            item["trailing_shape"] = list(b.trailing)
         types = sorted({u["binding_type"] for u in uses[b.name]})
-        entry["binding_types"] = types
+        item["binding_types"] = types
         sizes = [u["binding_bytes"] for u in uses[b.name] if "binding_bytes" in u]
         if sizes:
-            entry["binding_bytes"] = max(sizes)
+            item["binding_bytes"] = max(sizes)
         if b.role == "constant":
-            entry["value"] = _constant(b)
+            item["value"] = _constant(b)
         if b.words:
-            entry["words"] = [dict(w) for w in b.words]
-        buffers.append(entry)
+            item["words"] = [dict(w) for w in b.words]
+        buffers.append(item)
     inputs = [{"name": n, "kind": "scalar", "dtype": unit.scalars[n].value} if n in unit.scalars
               else {"name": n, "kind": "buffer", "dtype": unit.buffers[n].dtype.value} for n in unit.inputs]
     return {

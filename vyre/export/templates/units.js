@@ -94,12 +94,24 @@ function unitPlan(manifest, inputs, { dim = null, counts = {} } = {}) {
     }
   }
   const count = {};
+  const rows = (b, n) => {
+    // a kernel array: whole rows of the shape past its first axis (baked into the program)
+    const row = (b.trailing_shape || []).reduce((a, x) => a * x, 1);
+    if (n % row !== 0) {
+      throw dispatchError(`${b.name} has ${n} elements, not whole rows of shape [${b.trailing_shape}]`,
+        'pass whole rows, or export the kernel again for the new shape');
+    }
+  };
   for (const b of manifest.buffers) {
     if (b.role === 'words') {
       const words = wordsOf(b, values, dims);
       staged.set(b.name, { bytes: new Uint8Array(words.buffer), count: words.length });
     }
-    if (staged.has(b.name)) { count[b.name] = staged.get(b.name).count; continue; }
+    if (staged.has(b.name)) {
+      count[b.name] = staged.get(b.name).count;
+      if (b.input) rows(b, count[b.name]);
+      continue;
+    }
     let n = b.count;
     if (n === null && counts[b.name] !== undefined) n = counts[b.name];
     if (n === null && same && b.default_count !== null) n = b.default_count;
@@ -107,6 +119,7 @@ function unitPlan(manifest, inputs, { dim = null, counts = {} } = {}) {
     if (!Number.isSafeInteger(n) || n < 0) {
       throw dispatchError(`no element count for ${b.name}`, `pass {counts: {${b.name}: n}}`);
     }
+    rows(b, n);
     count[b.name] = n;
   }
   const steps = manifest.steps.map((s) => {
