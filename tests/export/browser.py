@@ -101,7 +101,7 @@ def _handler(root: Path, sink: _Collector) -> type[SimpleHTTPRequestHandler]:
     return Handler
 
 
-def run_jobs(root: Path, jobs: list[dict], timeout: float = 420.0) -> tuple[dict[str, dict], dict]:
+def run_jobs(root: Path, jobs: list[dict], timeout: float = 540.0) -> tuple[dict[str, dict], dict]:
     """Run ``jobs`` (module paths relative to ``root``) in one headless Chromium; returns (results by
     id, summary). Each result: ``{id, outputs: {name: {array, base64}}, ms}`` or ``{id, error}``."""
     exe = require()

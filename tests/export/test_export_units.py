@@ -144,3 +144,15 @@ def test_the_export_page_runs_as_written(gpu, tmp_path, capsys):
 
     ran, _ = doc_pages.run_page(doc_pages.DOCS / "export.md", tmp_path, capsys)
     assert ran >= 1
+
+
+def test_a_missing_browser_fails_under_ci_and_skips_otherwise(monkeypatch):
+    import browser
+
+    monkeypatch.setattr(browser, "chromium", lambda: None)
+    monkeypatch.setattr(browser, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match="CI=true: the browser check cannot be skipped"):
+        browser.require()
+    monkeypatch.setattr(browser, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        browser.require()
