@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..backends.host import storage_to_host
 from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedFeatureError
-from ..export.unit import Unit, UnitBuffer, UnitStep, fixed_grid
 from ..ir.program import BufferDecl
 from ..ir.types import Access
 from ._array import Array
@@ -29,10 +28,15 @@ from ._kernels.dtypes import ir_type
 from ._kernels.fused import _pending_order, pending_buffers, program_for
 from ._kernels.nodes import Node, collect
 
+if TYPE_CHECKING:
+    from ..export.unit import Unit, UnitBuffer, UnitStep
+
 
 def program_of(expr: Array, inputs: Mapping[str, Array] | None = None) -> Unit:
     """The unit of what evaluating the lazy array ``expr`` would run now (see the module docstring). Its
     output is ``out`` (``expr``'s shape); its inputs are ``inputs``' names, in that order."""
+    from ..export.unit import Unit  # why: import time (vyre.export loads the lowering and jinja2)
+
     if not isinstance(expr, Array):
         raise ArgumentTypeError(f"program_of() takes a vyre array, got {type(expr).__name__}",
                                 fix="pass an expression of vyre arrays, e.g. program_of(x * 2 + y)")
@@ -73,6 +77,8 @@ def program_of(expr: Array, inputs: Mapping[str, Array] | None = None) -> Unit:
 
 def _step(node: Node, out_name: str, role: str, buffers: dict[str, UnitBuffer], by_buf: dict[int, str],
           names: dict[int, str], backend: Any) -> UnitStep:
+    from ..export.unit import UnitBuffer, UnitStep, fixed_grid  # why: as in program_of
+
     prog, leaves, words = program_for(node)
     decls = prog.sorted_buffers
     bind: list[str] = []
