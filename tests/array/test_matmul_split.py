@@ -1,7 +1,8 @@
 """The thin float32 matmul kernel (vyre/array/_kernels/matmul_thin.py): one small side (M or N <= 16) held
 in registers, rows or columns mode, split along K with a fixed-order second pass where K is long and the
-output small. Each shape below is checked to pick the path it names, then against a float64 numpy product on
-the reference backend and on the GPU (lavapipe here).
+output small; and the tiled split-K (vyre/array/_kernels/matmul_split.py: the GEMM per K-slice, then the
+same fixed-order sum) for a long K into a few tiles. Each shape below is checked to pick the path it names,
+then against a float64 numpy product on the reference backend and on the GPU (lavapipe here).
 
 Tolerance: each element of C is a chain of at most ``depth`` f32 roundings (the slice's sequential sum,
 then the S partials), so |C - exact| <= (depth + 1) * 2^-24 * (|A| @ |B|) elementwise (the standard
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import vyre.array as xp
+from vyre.array._kernels import matmul_split as S
 from vyre.array._kernels import matmul_thin as T
 
 EPS = 2.0 ** -24
@@ -97,3 +99,24 @@ def test_transposed_and_pending_operands(xb):
     s = T.thin_shape(1, 6, 1000, 5, False, False)
     assert s is not None
     _check(a.T * 2.0, b + 1.0, got, T.depth(s))
+
+
+@pytest.mark.parametrize("m,k,n", [(40, 4099, 24), (70, 4096, 65)])
+def test_tiled_split_k_matches_numpy(xb, m, k, n):
+    """Both sides over 16, a long K into a few tiles: the GEMM per K-slice, then the fixed-order sum
+    (4099: the last slice is partial, its tail read as zeros)."""
+    s = S.split_shape(m, k, n)
+    assert s is not None and s.slices > 1 and s.slice_len % 8 == 0
+    assert (s.slices - 1) * s.slice_len < k <= s.slices * s.slice_len
+    r = np.random.default_rng(k + m)
+    a = r.standard_normal((m, k)).astype(np.float32)
+    b = r.standard_normal((k, n)).astype(np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    got = np.asarray(xp.matmul(x, y))
+    _check(a, b, got, S.depth(s))
+    assert np.array_equal(np.asarray(xp.matmul(x, y)), got)  # the same bits again
+
+
+def test_tiled_split_k_only_for_few_tiles():
+    assert S.split_shape(64, 2048, 64) is None  # short K
+    assert S.split_shape(1024, 8192, 1024) is None  # many tiles: workgroups enough

@@ -14,6 +14,7 @@ from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
 from . import cache
 from . import dtypes as D
+from . import matmul_split as S
 from . import matmul_thin as T
 from .dtypes import DType
 from .emit import Emitter
@@ -65,7 +66,8 @@ def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[t
 def product_steps(p: Plan, dt: DType, fold: bool, nb: int, m: int, k: int, n: int, handles: list[Any]) -> None:
     """Append to ``p`` the steps of the float32 / float16 product of ``handles`` = [A, B, C] (A: (nb, m, k);
     B: (k, n) when ``fold``, else (nb, k, n)): the thin kernel (vyre/array/_kernels/matmul_thin.py, split
-    along K where K is long) when float32 and M or N is small, else the op library's GEMM."""
+    along K where K is long) when float32 and M or N is small; for a long K into a few tiles of C the GEMM
+    per K-slice and a fixed-order sum (vyre/array/_kernels/matmul_split.py); else the op library's GEMM."""
     if dt == D.float32:
         s = T.thin_shape(1, nb * m, k, n, False, False) if fold else T.thin_shape(nb, m, k, n, True, True)
         if s is not None:
@@ -75,7 +77,15 @@ def product_steps(p: Plan, dt: DType, fold: bool, nb: int, m: int, k: int, n: in
             part = p.backend.allocate_resident(T.partial_bytes(s), zeroed=False)  # every slice writes its block
             p.temps.append(part)  # freed after the submission (WebGPU keeps it for the submitted work)
             p.steps.append((T.thin_program(s), [handles[0], handles[1], part], s.grid()))
-            p.steps.append((T.partials_program(s), [part, handles[2]]))
+            p.steps.append((T.partials_program(s.slices, s.nb * s.m * s.n), [part, handles[2]]))
+            return
+        sk = S.split_shape(nb * m, k, n) if fold or nb == 1 else None
+        if sk is not None:
+            prog, grid = S.split_steps(sk)
+            part = p.backend.allocate_resident(4 * sk.slices * sk.m * sk.n, zeroed=False)
+            p.temps.append(part)
+            p.steps.append((prog, [handles[0], handles[1], part], grid))
+            p.steps.append((T.partials_program(sk.slices, sk.m * sk.n), [part, handles[2]]))
             return
     for prog, config in gemm_steps(dt, fold, nb, m, k, n):
         p.steps.append((prog, handles, config))

@@ -136,24 +136,24 @@ def thin_program(s: ThinShape) -> Program:
     return _cached(("thin", s), build)
 
 
-def partials_program(s: ThinShape) -> Program:
-    """c[e] = part[0, e] + part[1, e] + ... + part[S - 1, e], in that order (deterministic)."""
-    count = s.nb * s.m * s.n
+def partials_program(slices: int, count: int) -> Program:
+    """c[e] = part[0, e] + part[1, e] + ... + part[S - 1, e] for ``count`` elements, in that order
+    (deterministic); also the tiled split-K's second pass (vyre/array/_kernels/matmul_split.py)."""
 
     def build() -> Program:
         b = ProgramBuilder("array_matmul_split_sum", WG)
-        part = b.buffer("part", "f32", "read", count=s.slices * count)
+        part = b.buffer("part", "f32", "read", count=slices * count)
         c_ = b.buffer("c", "f32", "write", count=count)
         b.set_grid_from(c_)
         i = b.global_index()
         with b.if_(i < b.lit(count, "u32")):
             acc = b.var("f32", b.lit(0.0, "f32"))
-            with b.for_range(b.lit(0, "u32"), b.lit(s.slices, "u32")) as q:
+            with b.for_range(b.lit(0, "u32"), b.lit(slices, "u32")) as q:
                 acc += part[q * b.lit(count, "u32") + i]
             c_[i] = acc
         return b.build()
 
-    return _cached(("split_sum", s.slices, count), build)
+    return _cached(("split_sum", slices, count), build)
 
 
 def partial_bytes(s: ThinShape) -> int:
