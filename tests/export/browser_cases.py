@@ -37,12 +37,14 @@ from vyre.ir.types import DataType
 from vyre.ops.registry import EXACT, Tolerance, rel
 
 OP_MAX_ELEMENTS = 1 << 14
-#: ops left out of the browser run, and why: their programs never finish on SwiftShader here (the page
-#: waits minutes on the first dispatch and Chromium's GPU watchdog then kills the GPU process, losing
-#: the device for every later module). lavapipe runs them (tests/ops, the conformance run).
+#: ops left out of the browser run, and why: SwiftShader never finishes compiling their tiled GEMM programs
+#: (~640 lines of unrolled vec4 tiles; matmul's compile in about 5 s), and Chromium's GPU watchdog then
+#: kills the GPU process, losing the device for every later module. lavapipe runs them (tests/ops, the
+#: conformance run); Tint compiles them (tests/export/test_export_programs.py).
 BROWSER_SKIPS = {
-    "conv2d": "its tiled GEMM kernel (unrolled 4x4 vec4 tiles) does not finish on SwiftShader within 4 min",
-    "search.knn": "its first program does not finish on SwiftShader within 4 min, even on the 1-point witness",
+    "conv2d": "its first dispatch did not return within 4 min (the GPU process was then killed)",
+    "search.knn": "createComputePipelineAsync of its first program did not finish within 4 min (the module "
+                  "itself parses in 34 ms): SwiftShader's compile, not the shader's run",
 }
 F32_TOL = rel(1e-5, 1e-6)  # the parity corpus's default (tests/parity.py)
 F16_TOL = rel(1e-2, 1e-2)
