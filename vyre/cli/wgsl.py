@@ -82,7 +82,7 @@ def _dims(text: str | None) -> tuple[int, ...]:
 
 
 @click.command("export", epilog=EXPORT_HELP)
-@click.argument("program", metavar="PROGRAM", required=False)
+@click.argument("program", metavar="[PROGRAM]", required=False)
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="directory to write into (created when missing)")
 @click.option("--name", default=None, help="the export's name (default: the program's, kernel's or op's)")
