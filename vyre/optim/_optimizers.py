@@ -1,9 +1,9 @@
 """SGD, Adam and AdamW. Each parameter's update is array expressions of the parameter, its gradient and
 its state (momentum buffer, moments: vyre arrays), so the lazy layer fuses each written array into one
 kernel; :meth:`Optimizer.step` evaluates every new array of every parameter together: one submission per
-step. The vyre array layer gives each evaluated array its own kernel, so a step dispatches one kernel per
-written array: SGD 1 (2 with momentum: the buffer and the parameter), Adam/AdamW 3 (m, v, parameter), each
-recomputing what it needs of the others from the old values (no intermediate is written).
+step. Independent arrays of one size evaluated together share a multi-output kernel (the array layer's
+grouping), so a step dispatches one kernel per parameter: SGD (with momentum: the buffer and the parameter),
+Adam/AdamW (m, v, parameter), each tree recomputing what it needs of the others from the old values.
 
 Gradients are explicit (no ``.grad`` on parameters, no ``zero_grad``): ``step(grads)`` takes what
 ``vyre.autograd.value_and_grad`` returns: a list/tuple in the optimizer's parameter order, or a dict keyed

@@ -30,7 +30,7 @@ from ...ir.program import Program
 from . import cache
 from .dtypes import ir_type
 from .emit import Emitter
-from .nodes import Leaf, Node, collect, scalar_words
+from .nodes import Leaf, Map, Node, collect, scalar_words
 from .vec4 import vec4_program
 
 if TYPE_CHECKING:
@@ -87,6 +87,50 @@ def program_for(node: Node) -> tuple[Program, list[Leaf], bytes | None]:
 
     prog = _programs.get(c.key, build)
     return prog, c.leaves, scalar_words(c.scalars) if c.scalars else None
+
+
+MAX_GROUP = 4  # outputs of one multi-output kernel (an optimizer step: parameter and two moments)
+GROUP_NODES = 4 * MAX_NODES  # nodes of all its trees together (shared subtrees emitted once per tree)
+_groups = cache.register("fused_group", 256, Program)
+
+
+def group_program(nodes: list[Node]) -> tuple[Program, list[Leaf], bytes | None]:
+    """One program computing every tree of ``nodes`` (same element count, none reading another's buffer)
+    into buffers ``out0``, ``out1``, ... after the shared leaves and parameters: the kernel an optimizer
+    step's parameter and moments fuse into. Cached by the trees' structural key like :func:`program_for`."""
+    group = Map("__group__", tuple(nodes), nodes[0].dtype, nodes[0].shape)  # only its leaves/scalars/key
+    c = collect(group)
+
+    def build() -> Program:
+        b = ProgramBuilder("array_fused_multi", WORKGROUP)
+        e = Emitter(b, group)
+        n = nodes[0].count
+        outs = [b.buffer(f"out{k}", ir_type(m.dtype), "write", count=max(1, n)) for k, m in enumerate(nodes)]
+        b.set_grid_from(outs[0])
+        i = b.global_index()
+        with b.if_(i < b.lit(n, "u32")):
+            for out, m in zip(outs, nodes):
+                out[i] = e._emit(m, i)
+        return b.build()
+
+    prog = _groups.get(c.key, build)
+    return prog, c.leaves, scalar_words(c.scalars) if c.scalars else None
+
+
+def _joinable(group: list[tuple[Buffer, Node]], buf: Buffer, node: Node) -> bool:
+    """Whether ``node`` (filling ``buf``) can join the multi-output kernel of ``group``."""
+    if not group:
+        return True
+    first = group[0][1]
+    if (node.count != first.count or len(group) >= MAX_GROUP
+            or sum(m.size for _, m in group) + node.size > GROUP_NODES):
+        return False
+    members = {id(b) for b, _ in group} | {id(buf)}
+    if any(not members.isdisjoint(m.leaf_ids) for _, m in group) or not members.isdisjoint(node.leaf_ids):
+        return False  # one reads another's buffer: a kernel of its own, after
+    leaves = frozenset().union(node.leaf_ids, *(m.leaf_ids for _, m in group))
+    scalars = bool(node.scalars) or any(m.scalars for _, m in group)
+    return len(leaves) + int(scalars) + len(group) + 1 <= MAX_LEAVES + 2  # WebGPU's 8 storage buffers
 
 
 def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
@@ -238,11 +282,15 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
             roots.append(a._buf)  # deferred work
     roots.extend(pending_buffers(nodes))
     built: set[int] = set()
+    # consecutive independent trees of one element count share a kernel (several outputs): an optimizer's
+    # new parameter and moments are one dispatch, not three
+    group: list[tuple[Buffer, Node]] = []
     for buf in _pending_order(roots):
         node = buf.pending
         assert node is not None
         p.filled.append(buf)
         if isinstance(node, Deferred):
+            _flush(p, group)
             if id(node) not in built:
                 built.add(id(node))
                 node.build(p, buf.handle)
@@ -250,12 +298,28 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
             continue
         if node.count == 0:
             continue
-        prog, leaves, words = program_for(node)
-        handles = [leaf.handle() for leaf in leaves]
-        if words is not None:
-            handles.append(be.params_handle(words))
-        p.steps.append((prog, [*handles, buf.handle]))
+        if not _joinable(group, buf, node):
+            _flush(p, group)
+        group.append((buf, node))
+    _flush(p, group)
     return p
+
+
+def _flush(p: Plan, group: list[tuple[Buffer, Node]]) -> None:
+    """Append the step(s) of ``group`` (one tree: its own program; several: one multi-output kernel); empty it."""
+    if not group:
+        return
+    be = p.backend
+    if len(group) == 1:
+        buf, node = group[0]
+        prog, leaves, words = program_for(node)
+    else:
+        prog, leaves, words = group_program([n for _, n in group])
+    handles = [leaf.handle() for leaf in leaves]
+    if words is not None:
+        handles.append(be.params_handle(words))
+    p.steps.append((prog, [*handles, *(b.handle for b, _ in group)]))
+    group.clear()
 
 
 def plan_for_node(node: Node, backend: Backend) -> Plan:

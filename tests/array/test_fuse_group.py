@@ -1,0 +1,60 @@
+"""Several independent arrays of one size evaluated together share one kernel with several outputs (an
+optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical);
+arrays of other sizes and groups past WebGPU's 8 storage buffers get
+kernels of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import vyre.array as xp
+
+
+def _arrays(n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    hs = [rng.standard_normal(n).astype(np.float32) for _ in range(k)]
+    return hs, [xp.asarray(h) for h in hs]
+
+
+def _kernels(arrays):
+    xp.reset_fusion_stats()
+    xp.evaluate(arrays)
+    return xp.fusion_stats()["kernels_dispatched"]
+
+
+def test_an_adam_like_step_is_one_kernel_with_the_values_of_separate_ones(xb):
+    (P, G, M, V), (p, g, m, v) = _arrays(1000, 4)
+    def step():
+        m2 = 0.9 * m + 0.1 * g
+        v2 = 0.999 * v + 0.001 * g * g
+        return [m2, v2, p - 0.01 * m2 / (xp.sqrt(v2) + 1e-8)]
+    together = step()
+    assert _kernels(together) == 1
+    alone = step()
+    for a in alone:
+        a.evaluate()
+    for t, a in zip(together, alone):
+        np.testing.assert_array_equal(np.asarray(t), np.asarray(a))
+    want_m = np.float32(0.9) * M + np.float32(0.1) * G
+    np.testing.assert_allclose(np.asarray(together[0]), want_m, rtol=1e-6)
+
+
+def test_what_cannot_share_a_kernel(xb):
+    (_, _), (a, b) = _arrays(64, 2)
+    c = xp.asarray(np.ones(32, np.float32))
+    assert _kernels([a + 1, c * 2]) == 2  # other sizes
+    first = a * 3
+    first.evaluate()
+    second = xp.exp(a)
+    dependent = first + 1  # a tree over a materialised member: a leaf like any other
+    xs = [a * 2, b * 2]
+    assert _kernels([*xs, second]) == 1
+    np.testing.assert_allclose(np.asarray(dependent), np.asarray(a) * 3 + 1, rtol=1e-6)
+    _, many = _arrays(16, 7, seed=3)  # 7 leaves + params + 3 outputs > 8 storage buffers: split
+    outs = [many[0] + many[1] + many[2] + many[3] + 1.0, many[4] * many[5] * many[6], many[0] - many[6]]
+    n = _kernels(outs)
+    assert n >= 2
+    want = [sum(np.asarray(x) for x in many[:4]) + 1, np.asarray(many[4]) * np.asarray(many[5]) * np.asarray(many[6]),
+            np.asarray(many[0]) - np.asarray(many[6])]
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(np.asarray(o), w, rtol=1e-5)
