@@ -4,7 +4,9 @@ part that needs no matrix decomposition: cross, diagonal, matrix_norm, matrix_po
 vector_norm, built on the products, on views and on the reductions, so pending work fuses in.
 
 * float32 products run the op library's tiled GEMM (vyre/ops/linalg/matmul.py): ``matmul`` for 2-D
-  and for stacks multiplied by one matrix (the stack folds into M), ``matmul.batched`` otherwise;
+  and for stacks multiplied by one matrix (the stack folds into M), ``matmul.batched`` otherwise; a
+  product with a side <= 16 runs the thin kernel instead, and a long K into a few tiles is split along K
+  (both with a fixed-order sum of the slices: vyre/array/_kernels/matmul.py's ``product_steps``);
   float16 runs ``matmul.f16`` (f32 accumulation, one rounding) when the stack folds, else the simple
   kernel (vyre/array/_kernels/matmul.py) with the same accumulation. int32/uint32 run the simple kernel
   (one invocation per output element, exact with wrap-around like numpy's int32).
