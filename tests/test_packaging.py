@@ -149,7 +149,7 @@ def test_make_test_runs_the_checks_then_the_tests():
     assert "/site/" in (ROOT / ".gitignore").read_text()
     # the second run is the GPU backend's tests on wgpu-py's public API
     assert "PUBLIC_API_TESTS := tests/backends/wgpu " in make
-    assert "\ntest: install tint check\n" in make
+    assert "\ntest: install tint browser check\n" in make
     # make test installs Node.js (apt) and Dawn's Tint (npm ci from the lock) for tests/tint_check.py
     assert "NODE_DEBS   := nodejs npm" in make
     assert "$(TINT_STAMP): $(TINT_DIR)/package.json $(TINT_DIR)/package-lock.json" in make

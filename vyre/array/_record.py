@@ -91,7 +91,7 @@ _WRAPPED: dict[Callable[..., Any], Callable[..., Any]] = {}
 _SKIP = frozenset({"use", "current_backend", "evaluate", "fusion_stats", "reset_fusion_stats",
                    "__array_namespace_info__", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
                    "broadcast_shapes", "wgpu_buffer", "from_wgpu_buffer", "zeros", "ones", "empty", "full",
-                   "arange", "linspace", "eye"})
+                   "arange", "linspace", "eye", "program_of"})
 
 
 def _call(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
