@@ -1,5 +1,6 @@
 """Several independent arrays of one size evaluated together share one kernel with several outputs (an
-optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical);
+optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical on the reference backend; within
+an ulp on a GPU, whose compiler may contract a*b+c differently in another kernel);
 arrays of other sizes and groups past WebGPU's 8 storage buffers get
 kernels of their own."""
 
@@ -24,6 +25,7 @@ def _kernels(arrays):
 
 def test_an_adam_like_step_is_one_kernel_with_the_values_of_separate_ones(xb):
     (P, G, M, V), (p, g, m, v) = _arrays(1000, 4)
+    V, v = np.abs(V), xp.abs(v)  # second moments are non-negative (no NaN from sqrt)
     def step():
         m2 = 0.9 * m + 0.1 * g
         v2 = 0.999 * v + 0.001 * g * g
@@ -34,7 +36,11 @@ def test_an_adam_like_step_is_one_kernel_with_the_values_of_separate_ones(xb):
     for a in alone:
         a.evaluate()
     for t, a in zip(together, alone):
-        np.testing.assert_array_equal(np.asarray(t), np.asarray(a))
+        if xb.capabilities().backend == "reference":
+            np.testing.assert_array_equal(np.asarray(t), np.asarray(a))
+        else:  # a GPU compiler may contract a*b+c into an FMA differently in another kernel (WGSL allows it):
+            # the H200 differs by an ulp in ~1% of the elements
+            np.testing.assert_allclose(np.asarray(t), np.asarray(a), rtol=3e-7, atol=1e-9)
     want_m = np.float32(0.9) * M + np.float32(0.1) * G
     np.testing.assert_allclose(np.asarray(together[0]), want_m, rtol=1e-6)
 
