@@ -1,7 +1,7 @@
 """Several independent arrays of one size evaluated together share one kernel with several outputs (an
-optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical on the reference backend; within
-an ulp on a GPU, whose compiler may contract a*b+c differently in another kernel);
-arrays of other sizes and groups past WebGPU's 8 storage buffers get
+optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical on
+the reference backend; within an ulp on a GPU, whose compiler may contract a*b+c differently in another
+kernel); arrays of other sizes and groups past WebGPU's 8 storage buffers get
 kernels of their own."""
 
 from __future__ import annotations

@@ -57,10 +57,10 @@ from ._creation import *  # noqa: F403
 from ._device import current_backend, use
 from ._dtypes import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
+from ._export_view import program_of
 from ._indexing import *  # noqa: F403
 from ._inspection import __array_namespace_info__
 from ._interop import *  # noqa: F403
-from ._export_view import program_of
 from ._kernels.fused import evaluate, fusion_stats, reset_fusion_stats
 from ._kernels.pipeline import run_pipeline_on
 from ._linalg import *  # noqa: F403
@@ -80,7 +80,8 @@ nan = float("nan")
 newaxis = None
 
 __all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", "current_backend",
-           "run_pipeline_on", "program_of", "evaluate", "fusion_stats", "reset_fusion_stats", "e", "pi", "inf", "nan", "newaxis",
+           "run_pipeline_on", "program_of", "evaluate", "fusion_stats", "reset_fusion_stats", "e", "pi", "inf",
+           "nan", "newaxis",
            "linalg", *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_indexing.__all__,
            *_interop.__all__, *_linalg.__all__, *_manipulation.__all__, *_searching.__all__, *_sets.__all__,
            *_sorting.__all__, *_statistical.__all__, *_utility.__all__]
