@@ -42,7 +42,8 @@ def test_an_adam_like_step_is_one_kernel_with_the_values_of_separate_ones(xb):
             # the H200 differs by an ulp in ~1% of the elements
             np.testing.assert_allclose(np.asarray(t), np.asarray(a), rtol=3e-7, atol=1e-9)
     want_m = np.float32(0.9) * M + np.float32(0.1) * G
-    np.testing.assert_allclose(np.asarray(together[0]), want_m, rtol=1e-6)
+    # |m| reaches 1e-3 by cancellation: an FMA (H200) rounds once where numpy rounds twice
+    np.testing.assert_allclose(np.asarray(together[0]), want_m, rtol=1e-6, atol=2e-8)
 
 
 def test_what_cannot_share_a_kernel(xb):
