@@ -78,6 +78,21 @@ def reference():
 
 
 @pytest.fixture(scope="session")
+def ref_backend(reference):
+    """The session's reference backend (the name the array-level tests use)."""
+    return reference
+
+
+@pytest.fixture(params=["reference", "wgpu"])
+def xb(request, ref_backend):
+    """Array-level tests run once per backend, arrays created inside ``vyre.use(backend)``: the reference
+    interpreter, then the GPU (lavapipe here; skipped locally without an adapter, failed under CI)."""
+    backend = ref_backend if request.param == "reference" else request.getfixturevalue("gpu")
+    with vyre.use(backend):
+        yield backend
+
+
+@pytest.fixture(scope="session")
 def assert_parity(gpu, reference):
     """``assert_parity(program, inputs, *, rtol=None, atol=None, config=None) -> gpu outputs``."""
     return functools.partial(_assert_parity, gpu, reference)
