@@ -110,6 +110,19 @@ def host_timing(fn: Callable[[], object], *, reps: int = 5, warmup: int = 1, inn
     return Timing(samples, inner, method)
 
 
+def cpu_timing(fn: Callable[[], object], reps: int, inner: int) -> Timing:
+    """Thread CPU time of ``fn()`` per call (one warm-up call, then ``reps`` samples of ``inner`` calls): the
+    host cost on a CPU adapter (lavapipe), whose GPU work runs on other threads of the same CPU."""
+    fn()
+    samples = []
+    for _ in range(reps):
+        t = time.thread_time()
+        for _ in range(inner):
+            fn()
+        samples.append((time.thread_time() - t) / inner)
+    return Timing(samples, inner, "thread_time")
+
+
 #: Seconds of untimed work before each kernel measurement (see :func:`calibrated`).
 WARM_S = 0.25
 

@@ -12,11 +12,9 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ._harness import Context, Outcome, Timing, host_timing, record
+from ._harness import Context, Outcome, Timing, cpu_timing, host_timing, record
 from .sequence import DISPATCHES, N, expected, programs
 
 NAME = "captured"
@@ -36,17 +34,6 @@ def _step(xp, iters: int):
             x = (x + xp.sum(x) * 1e-3).evaluate() if hasattr(x, "evaluate") else x + xp.sum(x) * 1e-3
         return x
     return step
-
-
-def _cpu(fn, reps: int, inner: int) -> Timing:
-    samples = []
-    fn()
-    for _ in range(reps):
-        t = time.thread_time()
-        for _ in range(inner):
-            fn()
-        samples.append((time.thread_time() - t) / inner)
-    return Timing(samples, inner, "thread_time")
 
 
 def run(ctx: Context):
@@ -81,7 +68,7 @@ def run(ctx: Context):
         wall = per(host_timing(replay_wait, reps=reps, target_s=ctx.target_s * 5))
         base = {"vyre_eager": Outcome(per(host_timing(eager_wait, reps=reps, target_s=ctx.target_s * 5)),
                                       method="the same function without vyre.compile, then flush")}
-        cpu = per(_cpu(lambda: compiled(x, w), reps, 20))
+        cpu = per(cpu_timing(lambda: compiled(x, w), reps, 20))
         gpu.flush()
     torch = ctx.base.torch
     if torch is not None:
@@ -137,7 +124,7 @@ def run(ctx: Context):
         check = {"ok": bool(np.allclose(out, want_x, rtol=1e-5)), "against": "numpy, the same 1000-step chain"}
         t = host_timing(lambda: cap.run(read=[(hx, 0, 16)]), reps=reps, inner=1)
         seq = host_timing(lambda: gpu.dispatch_resident_sequence(steps, read=[(hx, 0, 16)]), reps=reps, inner=1)
-        host = _cpu(lambda: cap.run(), reps, 1)
+        host = cpu_timing(lambda: cap.run(), reps, 1)
         gpu.flush()
     finally:
         gpu.free_resident(hx)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _taichi
-from ._harness import Context, Outcome, host_timing, record
+from ._harness import Context, Outcome, cpu_timing, host_timing, record
 
 NAME = "latency"
 N = 1024
@@ -185,21 +185,6 @@ def _cffi_floor(raw, pipe, bg, bufs, a, x, y):
     return call
 
 
-def _thread_cpu(fn, reps: int, inner: int = 200):
-    import time
-
-    from ._harness import Timing
-
-    fn()
-    samples = []
-    for _ in range(reps):
-        t = time.thread_time()
-        for _ in range(inner):
-            fn()
-        samples.append((time.thread_time() - t) / inner)
-    return Timing(samples, inner, "thread_time")
-
-
 def _cpu_row(gpu, call, floor, check) -> dict:
     """The round trip's CPU time on the calling thread with spin-waiting off (blocking waits only), vyre's
     and the floor's: on a CPU adapter (lavapipe) the GPU's work runs on other threads of the same CPU, so
@@ -212,13 +197,13 @@ def _cpu_row(gpu, call, floor, check) -> dict:
     try:
         if old is not None:
             drv.spin_s = 0.0
-        vy = _thread_cpu(call, 5)
+        vy = cpu_timing(call, 5, 200)
         if floor is not None:
             fdrv = floor.driver
             fold = fdrv.spin_s
             fdrv.spin_s = 0.0
             try:
-                base["raw_cffi"] = Outcome(_thread_cpu(floor, 5), method="the floor's thread CPU time, spin off")
+                base["raw_cffi"] = Outcome(cpu_timing(floor, 5, 200), method="the floor's thread CPU time, spin off")
             finally:
                 fdrv.spin_s = fold
     finally:
