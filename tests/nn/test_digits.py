@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pytest
+from extras import require
 
 import vyre.array as xp
 import vyre.nn as nn
@@ -16,7 +16,7 @@ import vyre.optim as optim
 import vyre.random as vr
 from vyre.autograd import value_and_grad
 
-datasets = pytest.importorskip("sklearn.datasets", reason="the digits data set ships with scikit-learn")
+datasets = require("sklearn.datasets", "the digits data set ships with scikit-learn")
 
 
 def _data():

@@ -20,7 +20,7 @@ import math
 import time
 
 import numpy as np
-import pytest
+from extras import require
 
 import vyre
 import vyre.array as xp
@@ -30,7 +30,7 @@ import vyre.optim as optim
 import vyre.random as vr
 from vyre.autograd import value_and_grad
 
-datasets = pytest.importorskip("sklearn.datasets", reason="the digits data set ships with scikit-learn")
+datasets = require("sklearn.datasets", "the digits data set ships with scikit-learn")
 
 BATCH, EPOCHS, LR = 100, 15, 0.02
 B1, B2, EPS = 0.9, 0.999, 1e-8

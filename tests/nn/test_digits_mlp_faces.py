@@ -8,7 +8,7 @@ reference interpreter (100 images and 10 steps there: it interprets every kernel
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from extras import require
 
 import vyre.array as xp
 import vyre.nn as nn
@@ -17,7 +17,7 @@ import vyre.optim as optim
 import vyre.random as vr
 from vyre.autograd import GradientTape, value_and_grad
 
-datasets = pytest.importorskip("sklearn.datasets", reason="the digits data set ships with scikit-learn")
+datasets = require("sklearn.datasets", "the digits data set ships with scikit-learn")
 
 
 

@@ -4,8 +4,8 @@ the page names every public name of vyre.nn, vyre.nn.functional and vyre.optim."
 
 from __future__ import annotations
 
-import pytest
 from doc_pages import DOCS, blocks, run_page
+from extras import require
 
 import vyre.nn as nn
 import vyre.nn.functional as F
@@ -15,7 +15,7 @@ PAGE = DOCS / "nn.md"
 
 
 def test_nn_page_runs_and_prints_what_it_shows(gpu, tmp_path, capsys):
-    pytest.importorskip("sklearn.datasets", reason="the page trains on scikit-learn's digits")
+    require("sklearn.datasets", "the page trains on scikit-learn's digits")
     ran, checked = run_page(PAGE, tmp_path, capsys)
     assert ran >= 7
     assert checked == sum(kind == "text" for kind, _ in blocks(PAGE)) >= 7
