@@ -9,6 +9,7 @@ on vyre.array, so vyre.autograd differentiates them and they run on every backen
 * :func:`functional_call`: a module called with given parameter values (what ``value_and_grad`` needs).
 * Layers: Linear, Conv2d, MaxPool2d, AvgPool2d, LayerNorm, RMSNorm, Embedding, Dropout,
   MultiheadAttention, Sequential; activation modules ReLU, GELU, SiLU, Sigmoid, Tanh, and Flatten.
+* A decoder-only transformer: TransformerDecoderLayer (pre-norm, causal), GPT, one_hot_embedding, lm_loss.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from ._layers import (
     Tanh,
 )
 from ._module import Module, Parameter, Sequential, functional_call, load, save
+from ._transformer import GPT, TransformerDecoderLayer, lm_loss, one_hot_embedding
 
 __all__ = ["Module", "Parameter", "Sequential", "functional_call", "save", "load", "functional", "init",
            "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "RMSNorm", "Embedding", "Dropout",
-           "MultiheadAttention", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Flatten"]
+           "MultiheadAttention", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Flatten",
+           "TransformerDecoderLayer", "GPT", "one_hot_embedding", "lm_loss"]
