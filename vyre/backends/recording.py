@@ -44,11 +44,13 @@ class Step:
 @dataclass(slots=True)
 class Recorder:
     """What one traced call did on ``backend``, in order (``events``: ``("alloc", handle, zeroed)``,
-    ``("upload", handle, bytes, offset)``, ``("step", Step)``); ``params``: ids of params handles seen."""
+    ``("upload", handle, bytes, offset)``, ``("step", Step)``); ``params``: ids of params handles seen,
+    ``words``: their words."""
 
     backend: Any
     events: list[tuple[Any, ...]] = field(default_factory=list)
     params: set[int] = field(default_factory=set)
+    words: dict[int, bytes] = field(default_factory=dict)  # params handle id -> its words (vyre.export reads them)
     depth: int = 0  # > 0 inside a hooked call: a backend method calling another is recorded once
 
     def refuse(self, what: str, why: str, fix: str) -> None:
@@ -128,6 +130,7 @@ def _on_alloc(rec: Recorder, be: Any, h: ResidentHandle, nbytes: int, label: str
 def _on_params(rec: Recorder, be: Any, h: ResidentHandle, words: Any) -> None:
     rec._same(be, "params_handle")
     rec.params.add(h.id)
+    rec.words[h.id] = words if isinstance(words, bytes) else np.ascontiguousarray(words).tobytes()
 
 
 def _on_upload(rec: Recorder, be: Any, handle: ResidentHandle, data: Any, offset: int = 0) -> None:

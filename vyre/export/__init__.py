@@ -12,7 +12,9 @@
 
 :func:`export_pipeline`, :func:`export_op`, :func:`export_kernel` and :func:`export_array` export what
 users run (an op call's programs in order, a kernel launch with its named parameters, a fused array
-expression) as one unit (vyre/export/unit.py, vyre/export/forms.py). See docs/export.md.
+expression) as one unit (vyre/export/unit.py, vyre/export/forms.py); :func:`export_function` a traced
+call of a function (a model's forward pass) with its weights in a safetensors file
+(vyre/export/traced.py, vyre/export/weights.py). See docs/export.md.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def export_program(program: Program, out_dir: str | Path, *, name: str | None = 
 
 
 # after export_program: forms.py reuses this module's conventions
-from .forms import export_array, export_kernel, export_op, export_pipeline, export_unit  # noqa: E402
+from .forms import export_array, export_function, export_kernel, export_op, export_pipeline, export_unit  # noqa: E402
+from .traced import from_function  # noqa: E402
 
 __all__ = ["export_program", "render_module", "build_manifest", "FORMAT", "FORMAT_VERSION", "Unit", "from_op",
            "from_kernel", "from_pipeline", "export_unit", "export_pipeline", "export_op", "export_kernel",
-           "export_array"]
+           "export_array", "export_function", "from_function"]

@@ -1,14 +1,16 @@
 """Exports of what users run: a pipeline, an op call, a kernel launch, a fused array expression.
 
 Each form becomes a :class:`~vyre.export.unit.Unit` and :func:`export_unit` writes ``NAME.json`` (the
-manifest), ``NAME.<k>.wgsl`` (one file per distinct program) and ``NAME.js`` (an ES module whose
-``run(device, inputs)`` takes the inputs by name and returns the outputs by name). See docs/export.md.
+manifest), ``NAME.<k>.wgsl`` (one file per distinct program), ``NAME.js`` (an ES module whose
+``run(device, inputs)`` takes the inputs by name and returns the outputs by name) and, for a traced
+function (:func:`export_function`), ``NAME.safetensors`` (its weights). See docs/export.md.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
 from ..lower import LoweredProgram, lower
+from .traced import from_function
 from .unit import Unit, from_kernel, from_op, from_pipeline
 from .unit_manifest import build_unit_manifest
+from .weights import weights_file
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
@@ -46,13 +50,19 @@ def render_unit_module(manifest: dict, wgsl: list[str]) -> str:
         manifest_json=json.dumps(manifest, indent=1), wgsl_json=json.dumps(wgsl, indent=1))
 
 
-def export_unit(unit: Unit, out_dir: str | Path, *, name: str | None = None) -> Path:
-    """Write ``unit`` into ``out_dir`` (created if missing) and return the manifest's path. Raises, before
-    writing anything, ArgumentTypeError / InvalidArgumentError (a bad ``name``), ValidationError (an
-    invalid program); LoweringError (a program that cannot be lowered, a directory that cannot be written)."""
+def export_unit(unit: Unit, out_dir: str | Path, *, name: str | None = None, weights: str = "auto") -> Path:
+    """Write ``unit`` into ``out_dir`` (created if missing) and return the manifest's path. ``weights``:
+    where the constants' values go: ``"file"`` (``NAME.safetensors`` beside the module, see
+    vyre/export/weights.py), ``"inline"`` (base64 in the manifest), ``"auto"`` (a file for a traced
+    function, inline otherwise). Raises, before writing anything, ArgumentTypeError / InvalidArgumentError
+    (a bad ``name`` or ``weights``), ValidationError (an invalid program); LoweringError (a program that
+    cannot be lowered, a directory that cannot be written)."""
     if not isinstance(unit, Unit):
         raise ArgumentTypeError(f"export_unit() takes a vyre.export.Unit, got {type(unit).__name__}",
-                                fix="use export_pipeline, export_op, export_kernel or export_array")
+                                fix="use export_pipeline, export_op, export_kernel, export_array or export_function")
+    if weights not in ("auto", "file", "inline"):
+        raise InvalidArgumentError(f"export_unit(weights={weights!r}): expected 'auto', 'file' or 'inline'",
+                                   fix="weights='file' writes NAME.safetensors beside the module")
     stem = _stem(unit, name)
     distinct: dict[str, int] = {}
     lowered: list[LoweredProgram] = []
@@ -64,14 +74,21 @@ def export_unit(unit: Unit, out_dir: str | Path, *, name: str | None = None) -> 
             lowered.append(lower(s.program))  # ValidationError / LoweringError
         shader_of.append(distinct[fp])
     files = [f"{stem}.{k}.wgsl" for k in range(len(lowered))]
-    manifest = build_unit_manifest(unit, lowered, shader_of, stem, files)
+    blob: bytes | None = None
+    in_file = None
+    if weights == "file" or (weights == "auto" and unit.kind == "function"):
+        blob, in_file, entry = weights_file(unit, f"{stem}.safetensors")
+    manifest = build_unit_manifest(unit, lowered, shader_of, stem, files, in_file)
     manifest["lowering_version"] = lowered[0].lowering_version if lowered else ""
+    manifest["weights"] = entry if blob is not None else None
     wgsl = [x.wgsl for x in lowered]
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for f, text in zip(files, wgsl):
             (out / f).write_text(text, encoding="utf-8")
+        if blob is not None:
+            (out / f"{stem}.safetensors").write_bytes(blob)
         (out / f"{stem}.js").write_text(render_unit_module(manifest, wgsl), encoding="utf-8")
         path = out / f"{stem}.json"
         path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -112,4 +129,15 @@ def export_array(expr: Any, out_dir: str | Path, *, name: str | None = None, inp
     return export_unit(program_of(expr, inputs=inputs), out_dir, name=name or "array_expr")
 
 
-__all__ = ["export_unit", "export_pipeline", "export_op", "export_kernel", "export_array", "render_unit_module"]
+def export_function(fn: Any, *args: Any, out_dir: str | Path, name: str | None = None,
+                    inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None,
+                    constants: Mapping[str, Any] | None = None, weights: str = "auto") -> Path:
+    """Export a call of ``fn`` on arrays shaped like ``args`` (see :func:`vyre.export.traced.from_function`):
+    every program it runs in order, the arrays it closes over (weights) in ``NAME.safetensors`` beside the
+    module; the module's ``run(device, {input: array})`` returns the results by name."""
+    unit = from_function(fn, *args, inputs=inputs, outputs=outputs, constants=constants)
+    return export_unit(unit, out_dir, name=name, weights=weights)
+
+
+__all__ = ["export_unit", "export_pipeline", "export_op", "export_kernel", "export_array", "export_function",
+           "render_unit_module"]

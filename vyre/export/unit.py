@@ -47,6 +47,7 @@ class UnitBuffer:
     count_from: str | None = None  # a runtime-sized output: the input whose count it takes by default
     default_count: int | None = None  # a runtime-sized buffer's count at export (a kernel's arrays)
     trailing: tuple[int, ...] = ()  # a kernel array's shape past its first axis: baked into the program
+    shape: tuple[int, ...] = ()  # a traced constant's array shape (the weights file's tensor shape)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class UnitStep:
     bind: tuple[str, ...]
     grid: tuple[int, int, int] | None
     grid_dims: bool = False
+    counts: tuple[int, ...] | None = None  # per binding, its element count there (a traced step); None: the buffer's
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,12 @@ class Unit:
 
     def run(self, backend: Any, values: Mapping[str, Any], dims: Sequence[int] | None = None,
             counts: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
-        """Run the unit on ``backend`` (``backend.run_pipeline``): outputs by name."""
+        """Run the unit on ``backend`` (``backend.run_pipeline``; a traced function's over resident buffers, as
+        it was traced): outputs by name."""
+        if self.kind == "function":
+            from .traced import run_function_unit  # why: traced.py builds on this module
+
+            return run_function_unit(self, backend, values)
         pipe, arrays = self.pipeline(values, dims, counts)
         got = backend.run_pipeline(pipe, host_inputs(pipe, arrays))
         return dict(zip(self.outputs, got))

@@ -4,7 +4,8 @@ Same conventions as a single program's manifest (vyre/export/manifest.py: host a
 params uniform, WebGPU limits), over named unit buffers and a list of steps. Every uniform word is
 documented by name: a ``words`` buffer's layout (a kernel's ``kparams``: ``dim[k]`` then each scalar
 parameter), a constant's scalar words (a fused expression's ``in_p``), and each step's params words
-(``grid.x`` .. ``count(buffer)``). See docs/export.md.
+(``grid.x`` .. ``count(buffer)``). A traced function's constants may live in a weights file beside
+the module (``value.file``, ``offset``, ``bytes``: vyre/export/weights.py). See docs/export.md.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def _constant(b: UnitBuffer) -> dict[str, Any]:
 
 
 def build_unit_manifest(unit: Unit, lowered: list[LoweredProgram], shader_of: list[int], name: str,
-                        wgsl_files: list[str]) -> dict[str, Any]:
+                        wgsl_files: list[str], in_file: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The manifest of ``unit`` exported as ``name``; ``lowered[k]`` is the lowering of distinct program k,
-    ``shader_of[i]`` the distinct program of step i and ``wgsl_files[k]`` its file name."""
+    ``shader_of[i]`` the distinct program of step i and ``wgsl_files[k]`` its file name; ``in_file``: the
+    ``value`` of each constant kept in a weights file (vyre/export/weights.py), else inline base64."""
     uses: dict[str, list[dict[str, Any]]] = {n: [] for n in unit.buffers}
     steps: list[dict[str, Any]] = []
     touched = {n for n, b in unit.buffers.items() if b.role in ("input", "inout", "constant", "words")}
@@ -56,6 +58,8 @@ def build_unit_manifest(unit: Unit, lowered: list[LoweredProgram], shader_of: li
             entry["program_buffer"] = entry.pop("name")
             for key in ("input", "output", "count", "host", "storage"):
                 entry.pop(key)
+            if s.counts is not None:  # a traced step: the element count this binding was dispatched with
+                entry["elements"] = s.counts[j]
             bindings.append(entry)
             uses[bname].append(entry)
             if d.access is Access.WRITE and bname in touched:
@@ -67,6 +71,8 @@ def build_unit_manifest(unit: Unit, lowered: list[LoweredProgram], shader_of: li
         params = _params(s.program)
         for w in params["layout"][4:]:  # count(<program buffer>) -> also the unit buffer it is bound to
             w["buffer"] = s.bind[w["word"] - 4]
+            if s.counts is not None:
+                w["elements"] = s.counts[w["word"] - 4]
         grid: dict[str, Any] = {"fixed": list(s.grid)} if s.grid is not None else \
             {"from": "dims", "workgroup_size": list(s.program.workgroup_size),
              "rule": "x = ceil(dim[rank-1] / ws.x), y = ceil(dim[rank-2] / ws.y), z = ceil(dim[rank-3] / ws.z)"}
@@ -89,7 +95,7 @@ def build_unit_manifest(unit: Unit, lowered: list[LoweredProgram], shader_of: li
         if sizes:
             item["binding_bytes"] = max(sizes)
         if b.role == "constant":
-            item["value"] = _constant(b)
+            item["value"] = in_file[b.name] if in_file and b.name in in_file else _constant(b)
         if b.words:
             item["words"] = [dict(w) for w in b.words]
         buffers.append(item)

@@ -75,12 +75,17 @@ export function plan(inputs, { dim = null, counts = {} } = {}) {
   return unitPlan(MANIFEST, inputs, { dim, counts });
 }
 
-function unitPlan(manifest, inputs, { dim = null, counts = {} } = {}) {
+function unitPlan(manifest, inputs, { dim = null, counts = {}, files = null } = {}) {
   const values = namedInputs(manifest, inputs);
   const staged = new Map();
   for (const b of manifest.buffers) {
     if (b.input) staged.set(b.name, toStorageOf(manifest, b, values[b.name]));
-    else if (b.role === 'constant') staged.set(b.name, { bytes: base64Bytes(b.value.base64), count: b.value.count });
+    else if (b.role === 'constant' && b.value.file) {
+      // a weights file's slice (plan() without the file: zeros of the same size)
+      const v = b.value;
+      const bytes = files ? files[v.file].subarray(v.offset, v.offset + v.bytes) : new Uint8Array(v.bytes);
+      staged.set(b.name, { bytes, count: v.count });
+    } else if (b.role === 'constant') staged.set(b.name, { bytes: base64Bytes(b.value.base64), count: b.value.count });
   }
   const same = manifest.buffers.every((b) => b.count !== null || !b.input
     || staged.get(b.name).count === b.default_count);
@@ -134,7 +139,8 @@ function unitPlan(manifest, inputs, { dim = null, counts = {} } = {}) {
     const params = new Uint32Array(s.params.words);
     params.set(grid, 0);
     params[3] = Math.min(grid[0] * grid[1] * grid[2], U32_MAX);
-    s.bindings.forEach((x, k) => { params[4 + k] = count[x.buffer]; });
+    // a traced step's binding: the element count it was dispatched with (a vec4 view of an f32 buffer...)
+    s.bindings.forEach((x, k) => { params[4 + k] = x.elements !== undefined ? x.elements : count[x.buffer]; });
     return { grid, workgroups: foldGrid(grid), params };
   });
   return { counts: count, staged, dims, steps };
@@ -167,15 +173,69 @@ function unitPipelines(device, manifest, wgsl) {
  * ``counts`` (see ``plan``), ``f16Bits``. Buffers that are not inputs start zeroed; a step's ``write``
  * buffers are zeroed before it, as in vyre.
  */
-export async function run(device, inputs, { dim = null, counts = {}, f16Bits = false } = {}) {
-  return unitRun(device, MANIFEST, WGSL, inputs, { dim, counts, f16Bits });
+export async function run(device, inputs, { dim = null, counts = {}, f16Bits = false, weights = null } = {}) {
+  return unitRun(device, MANIFEST, WGSL, inputs, { dim, counts, f16Bits, weights });
 }
 
-async function unitRun(device, manifest, wgsl, inputs, { dim, counts, f16Bits }) {
+/**
+ * The weights file's bytes (``MANIFEST.weights``), checked against the manifest's length and sha256:
+ * ``weights`` given (an ArrayBuffer or typed array of the file, or a URL), else the file beside this
+ * module (fetched once per URL; read with node:fs in Node.js). Null when the unit has no weights file.
+ */
+export async function loadWeights(weights = null) {
+  return unitWeights(MANIFEST, weights, import.meta.url);
+}
+
+const WEIGHT_FETCHES = new Map(); // url -> Promise<Uint8Array>
+
+async function fetchBytes(url) {
+  if (url.protocol === 'file:') {
+    const fs = await import('node:fs/promises');
+    return new Uint8Array(await fs.readFile(url));
+  }
+  const r = await fetch(url);
+  if (!r.ok) {
+    throw new VyreExportError('weights', `${url}: HTTP ${r.status}`, 'serve the weights file beside the module');
+  }
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+async function unitWeights(manifest, weights, base) {
+  const w = manifest.weights;
+  if (!w) return null;
+  let bytes;
+  if (weights instanceof ArrayBuffer) bytes = new Uint8Array(weights);
+  else if (ArrayBuffer.isView(weights)) bytes = new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength);
+  else {
+    const url = new URL(weights || w.file, base);
+    if (!WEIGHT_FETCHES.has(url.href)) {
+      const p = fetchBytes(url);
+      p.catch(() => WEIGHT_FETCHES.delete(url.href)); // a failed fetch is tried again next run
+      WEIGHT_FETCHES.set(url.href, p);
+    }
+    bytes = await WEIGHT_FETCHES.get(url.href);
+  }
+  if (bytes.byteLength !== w.bytes) {
+    throw new VyreExportError('weights', `${w.file} has ${bytes.byteLength} bytes, the manifest says ${w.bytes}`,
+      'serve the weights file exported with this module');
+  }
+  if (globalThis.crypto?.subtle) { // secure contexts (https, localhost, 127.0.0.1) and Node.js
+    const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
+    const hex = Array.from(digest, (x) => x.toString(16).padStart(2, '0')).join('');
+    if (hex !== w.sha256) {
+      throw new VyreExportError('weights', `${w.file}: sha256 ${hex} differs from the manifest's ${w.sha256}`,
+        'serve the weights file exported with this module (or export again)');
+    }
+  }
+  return { [w.file]: bytes };
+}
+
+async function unitRun(device, manifest, wgsl, inputs, { dim, counts, f16Bits, weights = null }) {
   if (!device || typeof device.createBuffer !== 'function') {
     throw new VyreExportError('webgpu', 'run() takes a GPUDevice first', 'get one with requestDevice()');
   }
-  const p = unitPlan(manifest, inputs, { dim, counts });
+  const files = await unitWeights(manifest, weights, import.meta.url);
+  const p = unitPlan(manifest, inputs, { dim, counts, files });
   const maxStorage = device.limits?.maxStorageBufferBindingSize;
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
