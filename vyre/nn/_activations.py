@@ -9,6 +9,7 @@ from typing import Any
 import vyre.array as xp
 from vyre.array import Array
 
+from ..amp import _policy as _amp
 from ..errors import ArgumentTypeError, InvalidArgumentError
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -96,7 +97,7 @@ def _axis(x: Array, axis: int, fn: str) -> int:
 
 def softmax(x: Array, axis: int = -1) -> Array:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (shifted by the max: no overflow)."""
-    x = float_array(x, "x", "softmax")
+    (x,) = _amp.cast("softmax", float_array(x, "x", "softmax"))  # float32 under vyre.amp.autocast
     ax = _axis(x, axis, "softmax")
     e: Array = F.exp(x - xp.max(x, axis=ax, keepdims=True))
     return e / xp.sum(e, axis=ax, keepdims=True)
@@ -105,7 +106,7 @@ def softmax(x: Array, axis: int = -1) -> Array:
 def log_softmax(x: Array, axis: int = -1) -> Array:
     """``s - log(sum(exp(s)))`` for ``s = x - max(x)`` along ``axis``: finite for any finite input (the
     max's gradient cancels: d/dm of the result is -1 + sum(softmax) = 0)."""
-    x = float_array(x, "x", "log_softmax")
+    (x,) = _amp.cast("log_softmax", float_array(x, "x", "log_softmax"))  # float32 under vyre.amp.autocast
     ax = _axis(x, axis, "log_softmax")
     s = x - xp.max(x, axis=ax, keepdims=True)
     lse: Array = F.log(xp.sum(F.exp(s), axis=ax, keepdims=True))
@@ -148,6 +149,7 @@ def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
     """``-log_probs[i, target[i]]``, averaged (``"mean"``), summed or per row (``"none"``). Targets are
     not range-checked (that would download them): a label outside [0, C) selects nothing and gives 0."""
     lp, c = _labels(log_probs, target, "nll_loss")
+    (lp,) = _amp.cast("nll_loss", lp)  # float32 under vyre.amp.autocast
     _reduce_check(reduction, "nll_loss")
     return _reduce(-xp.sum(_target(target, c, 1.0, 0.0) * lp, axis=1), reduction, "nll_loss")
 
@@ -157,6 +159,7 @@ def cross_entropy(input: Array, target: Array, label_smoothing: float = 0.0,  # 
     """``nll_loss(log_softmax(input), target)`` with PyTorch's label smoothing ``eps``: the target is
     ``(1 - eps)`` on the label plus ``eps / C`` on every class."""
     logits, c = _labels(input, target, "cross_entropy")
+    (logits,) = _amp.cast("cross_entropy", logits)  # float32 under vyre.amp.autocast
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, int | float) \
             or not 0.0 <= label_smoothing <= 1.0:
         raise InvalidArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], not {label_smoothing!r}",
@@ -174,6 +177,7 @@ def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:  # 
         raise InvalidArgumentError(f"mse_loss: input {a.shape} and target {b.shape} differ",
                                    fix="pass arrays of one shape")
     _reduce_check(reduction, "mse_loss")
+    a, b = _amp.cast("mse_loss", a, b)  # float32 under vyre.amp.autocast
     d = a - b
     return _reduce(d * d, reduction, "mse_loss")
 

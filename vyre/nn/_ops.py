@@ -15,6 +15,7 @@ from typing import Any
 import vyre.array as xp
 from vyre.array import Array
 
+from ..amp import _policy as _amp
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from ._activations import float_array, softmax
 
@@ -41,6 +42,7 @@ def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
     if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
         raise InvalidArgumentError(f"linear: input {x.shape} does not match weight {weight.shape}",
                                    fix="the input's last axis must be weight.shape[1]")
+    x, weight, bias = _amp.cast("linear", x, weight, bias)  # float16 under vyre.amp.autocast
     y = xp.matmul(x, xp.matrix_transpose(weight))
     return y if bias is None else y + float_array(bias, "bias", "linear")
 
@@ -82,6 +84,7 @@ def conv2d(x: Array, weight: Array, bias: Array | None = None, stride: Any = 1, 
         raise InvalidArgumentError(f"conv2d: input {x.shape} and weight {weight.shape} do not match",
                                    fix="input (N, C, H, W), weight (O, C, kh, kw)")
     o, c, kh, kw = weight.shape
+    x, weight, bias = _amp.cast("conv2d", x, weight, bias)  # float16 under vyre.amp.autocast
     cols, ho, wo = windows(x, (kh, kw), pair(stride, "stride", "conv2d", 1), pair(padding, "padding", "conv2d", 0),
                            0.0, "conv2d")
     n = x.shape[0]
@@ -132,6 +135,7 @@ def layer_norm(x: Array, normalized_shape: Any, weight: Array | None = None, bia
     x = float_array(x, "input", "layer_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     axes = _norm_axes(x, shape, "layer_norm")
+    x, weight, bias = _amp.cast("layer_norm", x, weight, bias)  # float32 under vyre.amp.autocast
     mu = xp.mean(x, axis=axes, keepdims=True)
     d = x - mu
     y: Array = d / F.sqrt(xp.mean(d * d, axis=axes, keepdims=True) + eps)
@@ -145,6 +149,7 @@ def rms_norm(x: Array, normalized_shape: Any, weight: Array | None = None, eps: 
     x = float_array(x, "input", "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     axes = _norm_axes(x, shape, "rms_norm")
+    x, weight = _amp.cast("rms_norm", x, weight)  # float32 under vyre.amp.autocast
     y: Array = x / F.sqrt(xp.mean(x * x, axis=axes, keepdims=True) + eps)
     return y if weight is None else y * weight
 
@@ -194,6 +199,7 @@ def scaled_dot_product_attention(q: Array, k: Array, v: Array, mask: Array | Non
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise InvalidArgumentError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} "
                                    f"do not fit (..., L, D), (..., S, D), (..., S, Dv)", fix="check the shapes")
+    q, k, v = _amp.cast("scaled_dot_product_attention", q, k, v)  # float16 under vyre.amp.autocast
     s = xp.matmul(q, xp.matrix_transpose(k)) * (1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale))
     allowed = None
     if causal:
@@ -207,8 +213,16 @@ def scaled_dot_product_attention(q: Array, k: Array, v: Array, mask: Array | Non
         allowed = mask if allowed is None else xp.logical_and(allowed, mask)
     if allowed is not None:
         s = xp.where(allowed, s, -math.inf)
-    return xp.matmul(softmax(s, axis=-1), v)
+    p, v = _amp.cast("matmul", softmax(s, axis=-1), v)  # autocast: softmax in float32, p @ v in float16
+    return xp.matmul(p, v)
 
 
-__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "rms_norm", "embedding", "dropout",
+def matmul(x1: Array, x2: Array) -> Array:
+    """``vyre.array.matmul(x1, x2)`` (float operands), in float16 under ``vyre.amp.autocast``."""
+    x1, x2 = float_array(x1, "x1", "matmul"), float_array(x2, "x2", "matmul")
+    x1, x2 = _amp.cast("matmul", x1, x2)
+    return xp.matmul(x1, x2)
+
+
+__all__ = ["linear", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "rms_norm", "embedding", "dropout",
            "scaled_dot_product_attention", "pair", "windows"]

@@ -23,11 +23,12 @@ from ._ops import (
     embedding,
     layer_norm,
     linear,
+    matmul,
     max_pool2d,
     rms_norm,
     scaled_dot_product_attention,
 )
 
 __all__ = ["relu", "gelu", "erf", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
-           "mse_loss", "nll_loss", "linear", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "rms_norm",
+           "mse_loss", "nll_loss", "linear", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "rms_norm",
            "embedding", "dropout", "scaled_dot_product_attention"]
