@@ -12,6 +12,9 @@ from procs import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+# examples whose defaults train for minutes run a small configuration of the same code here
+ARGS = {"train_chars": ["--steps", "30", "--d-model", "32", "--context", "32", "--batch", "8", "--sample", "40",
+                        "--eval-batches", "2"]}
 
 
 def test_the_examples_are_there():
@@ -23,8 +26,8 @@ def test_the_examples_are_there():
 def test_example_runs(script, gpu, tmp_path):
     # a fresh working directory: an example must not depend on being run from the repository root;
     # the gpu fixture skips (or fails under CI=true) without an adapter
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path,
-                       env=child_env(), timeout=600)
+    r = subprocess.run([sys.executable, str(script), *ARGS.get(script.stem, [])], capture_output=True, text=True,
+                       cwd=tmp_path, env=child_env(), timeout=600)
     assert r.returncode == 0, f"{script.name} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     lines = r.stdout.strip().splitlines()
     assert lines and "MISMATCH" not in r.stdout, r.stdout
