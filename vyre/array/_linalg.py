@@ -21,9 +21,9 @@ vector_norm, built on the products, on views and on the reductions, so pending w
   vector_norm / matrix_norm: ``abs``/powers fused into one reduction per pass (float32 sums);
   matrix_power: repeated squaring with ``matmul``.
 
-Not provided (they need decompositions or pivoting, none written for WebGPU here): cholesky, det, eigh,
-eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals; matrix_norm's ord 2, -2 and 'nuc'
-(singular values) and matrix_power with n < 0 (an inverse) raise UnsupportedFeatureError.
+The decompositions (cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd,
+svdvals) run on the device: vyre/array/_linalg_solve.py, _linalg_qr.py, _linalg_eig.py; matrix_norm's
+ord 2, -2 and 'nuc' use svdvals, matrix_power with n < 0 inv.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError, UnsupportedFeatureError
+from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import eye, zeros
@@ -349,15 +349,17 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
 
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Array:  # noqa: A002
     """The norm of each matrix (the last two axes): 'fro' (default), 1 / -1 (max / min column sum of
-    |x|), inf / -inf (max / min row sum). 2, -2 and 'nuc' need singular values: UnsupportedFeatureError."""
+    |x|), inf / -inf (max / min row sum), 2 / -2 (largest / smallest singular value), 'nuc' (their sum)."""
     x = _float(_check(x, "matrix_norm"))
     if x.ndim < 2:
         raise InvalidArgumentError(f"matrix_norm: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
                                    fix="reshape it to (..., M, N)")
-    if ord in (2, -2, "nuc"):
-        raise UnsupportedFeatureError(f"matrix_norm: ord={ord!r} needs singular values (an SVD), which "
-                                      "vyre.array does not compute", fix="use ord='fro', 1, -1, inf or -inf")
     out = x.dtype
+    if not isinstance(ord, builtins.bool) and ord in (2, -2, "nuc"):
+        from ._linalg_eig import svdvals  # why: it imports this module (pinv's matmul)
+        s = svdvals(x)
+        r = _sum(s, axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+        return reshape(r, (*x.shape[:-2], 1, 1)) if keepdims else r
     wide = D.astype(x, D.float32) if out == D.float16 else x
     if ord == "fro":
         return _back(sqrt(_sum(wide * wide, axis=(-2, -1), keepdims=keepdims)), out)
@@ -373,18 +375,18 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Ar
 
 
 def matrix_power(x: Array, n: int, /) -> Array:
-    """``x`` (square matrices, (..., M, M)) raised to the integer power ``n`` >= 0 by repeated squaring
-    (n = 0: the identity). A negative ``n`` needs an inverse: UnsupportedFeatureError."""
+    """``x`` (square matrices, (..., M, M)) raised to the integer power ``n`` by repeated squaring (n = 0:
+    the identity; n < 0: the inverse's power, LinAlgError for a singular matrix)."""
     x = _check(x, "matrix_power")
     k = _int(n, "matrix_power: n")
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise InvalidArgumentError(f"matrix_power: needs square matrices (..., M, M), got shape {list(x.shape)}",
                                    fix="pass a stack of square matrices")
-    if k < 0:
-        raise UnsupportedFeatureError("matrix_power: a negative power needs a matrix inverse, which vyre.array "
-                                      "does not compute", fix="pass n >= 0")
     if x.dtype == D.bool:
         raise ArgumentTypeError("matrix_power: needs a numeric array", fix="convert with astype first")
+    if k < 0:
+        from ._linalg_solve import inv  # why: imported on use, like matrix_norm's svdvals
+        x, k = inv(x), -k
     if k == 0:
         return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape)
     result: Array | None = None

@@ -173,7 +173,8 @@ def _cutoff(s: Array, tol: Any) -> Array:
     top = _max(s, axis=-1, keepdims=True)
     if isinstance(tol, Array):
         tol = reshape(tol, (*tol.shape, 1))
-    return top * tol
+    out: Array = top * tol
+    return out
 
 
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:

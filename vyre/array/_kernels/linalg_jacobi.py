@@ -250,8 +250,8 @@ def sort_program(ty: str, nb: int, rows: int, n: int, norms: bool, mats: tuple[i
         src = b.buffer("src", ty, "read", count=nb * rows * n)
         kt = b.buffer("kt", ty, "read_write", count=nb * n)
         keys = b.buffer("keys", ty, "read_write", count=nb * n)
-        io = [(b.buffer(f"in{j}", ty, "read", count=nb * r * n), b.buffer(f"out{j}", ty, "read_write", count=nb * r * n),
-               r) for j, r in enumerate(mats)]
+        io = [(b.buffer(f"in{j}", ty, "read", count=nb * r * n),
+               b.buffer(f"out{j}", ty, "read_write", count=nb * r * n), r) for j, r in enumerate(mats)]
         k.params()
         base = b.let(z * b.lit(rows * n, "u32"), name="base")
         kb = b.let(z * b.lit(n, "u32"), name="kb")
