@@ -40,7 +40,7 @@ def _write(s: Array, t: Array, new_s: Any, new_t: Any) -> None:
     reads only snapshots (:func:`_snapshot`)."""
     vals = [xp.asarray(v, dtype=d, device=s.device) for v, d in ((new_s, xp.float32), (new_t, xp.int32))]
     xp.evaluate(vals)
-    _assign[1](vals[0].handle, vals[1].handle, s.handle, t.handle)
+    _assign[1](vals[0].handle, vals[1].handle, s.handle, t.handle, backend=s.device)
 
 
 def _factor(v: Any, name: str, ok: bool, want: str) -> float:
