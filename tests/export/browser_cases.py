@@ -16,7 +16,10 @@ check's budget on two cores):
   with named parameters and dims;
 * **arrays**: fused array expressions by ``vyre.array.program_of`` (one kernel, several kernels with
   intermediates, views, integer and bool work, a constant array);
-* **op calls**: ``export_op`` of multi-step ops at sizes their witnesses do not use.
+* **op calls**: ``export_op`` of multi-step ops at sizes their witnesses do not use;
+* **traced functions** (tests/export/browser_functions.py): ``export_function`` of an MLP and a softmax
+  with their weights, the digits CNN trained in the session, the committed examples/digits_web page
+  (its module and index.html), and a tampered weights file.
 
 Cases whose needs the browser's adapter lacks (a feature such as shader-f16, a limit such as
 maxStorageBuffersPerShaderStage) are counted apart as not fitting, from the adapter the page reports;
@@ -62,6 +65,7 @@ class Case:
     want: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # source -> {output name: array}
     tolerance: dict[str, Tolerance] = field(default_factory=dict)  # output name -> tolerance
     trig: bool = False  # its WGSL calls sin, cos or tan (compared at WGSL's accuracy for them, see below)
+    job: dict | None = None  # a job of its own (a whole page: tests/export/browser_functions.py)
 
 
 def stem(k: int, label: str) -> str:
@@ -75,6 +79,8 @@ _JS = {DataType.U32: ("Uint32Array", np.uint32), DataType.I32: ("Int32Array", np
 
 def job(case: Case, root: Path) -> dict:
     """The page's job of a case: its inputs as raw host-layout files (f16 as bits, bool as 0/1 bytes)."""
+    if case.job is not None:
+        return {"id": case.id, **case.job}
     dtypes = {b["name"]: b["dtype"] for b in case.manifest["buffers"]}
     specs: dict[str, Any] = {}
     for k, (name, value) in enumerate(case.inputs.items()):

@@ -219,6 +219,10 @@ def build(root: Path, gpu: Any) -> list[Case]:
     kernel_cases(cat)
     array_cases(cat)
     op_call_cases(cat)
+    from browser_functions import digits_cases, function_cases
+
+    function_cases(cat)
+    digits_cases(cat)
     saxpy_kernel = next(c for c in cat.cases if c.family == "kernel" and c.label.startswith("saxpy"))
     saxpy_program = next(c for c in cat.cases if c.family == "corpus" and c.label == "saxpy")
     for c in (saxpy_kernel, saxpy_program):

@@ -19,6 +19,23 @@ async function input(spec) {
   return new ARRAYS[spec.array](bytes);
 }
 
+// a whole page (examples/digits_web/index.html) in a same-origin iframe: its text once `until` has changed
+// from what the page first shows (the page requests its own device)
+async function pageText(job) {
+  const frame = document.createElement('iframe');
+  frame.src = job.page;
+  document.body.append(frame);
+  await new Promise((ok) => { frame.onload = ok; });
+  const deadline = performance.now() + (job.timeout_ms || 120000);
+  for (;;) {
+    const el = frame.contentDocument.querySelector(job.until);
+    const text = el ? el.textContent : '';
+    if (text && text !== job.initial) { frame.remove(); return text; }
+    if (performance.now() > deadline) { frame.remove(); throw new Error(`${job.page}: ${job.until} still "${text}"`); }
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}
+
 async function device() {
   const adapter = await navigator.gpu.requestAdapter();
   if (!adapter) throw new Error('requestAdapter() gave no adapter');
@@ -48,6 +65,11 @@ try {
     await post('/start', { id: job.id });
     try {
       if (lost) throw new Error(lost);
+      if (job.page) {
+        await post('/result', { id: job.id, outputs: {}, text: await pageText(job), ms: performance.now() - t });
+        done += 1;
+        continue;
+      }
       const mod = await import(job.module);
       const inputs = {};
       for (const [name, spec] of Object.entries(job.inputs)) inputs[name] = await input(spec);
