@@ -11,6 +11,10 @@ installs both), except under ``CI=true``, where it fails it.
 :data:`KNOWN` lists rejections whose cause is known and whose fix is pending (each names the
 offending WGSL and the fix): they are reported apart (``Report.known``) and do not count as
 failures, except with ``VYRE_TINT_STRICT=1``. An entry is removed once the lowering is fixed.
+
+Sources using the 64-bit types (f64, i64, u64: wgpu-native's extensions, not standard WebGPU; the
+lowering marks them with a ``// not standard WebGPU: ...`` line, ``vyre.lower.wgsl.NONSTANDARD_MARK``)
+are not sent to Tint, which has no such types: they are counted in ``Report.nonstandard`` with that reason.
 """
 
 from __future__ import annotations
@@ -84,6 +88,15 @@ class Report:
     known: dict[str, list[str]] = field(default_factory=dict)  # name -> ids of KNOWN rejections (not failures)
     limits: dict[str, list[str]] = field(default_factory=dict)  # name -> null-adapter limits exceeded
     summary: dict = field(default_factory=dict)  # the checker's last line (webgpu version, features)
+    nonstandard: dict[str, str] = field(default_factory=dict)  # name -> why it was not checked (64-bit types)
+
+    def describe_nonstandard(self) -> str:
+        """The sources left out because they are not standard WebGPU (empty when none)."""
+        if not self.nonstandard:
+            return ""
+        name, why = next(iter(sorted(self.nonstandard.items())))
+        return (f"{len(self.nonstandard)} sources not checked: not standard WebGPU (e.g. {name}: {why}); "
+                "Tint has no 64-bit types")
 
     def describe(self, limit: int = 40) -> str:
         """One paragraph per failing source: its name, Tint's messages and the offending lines."""
@@ -128,7 +141,17 @@ def _known(m: dict, wgsl: str) -> str | None:
 
 def check(sources: Iterable[tuple[str, str]], *, pipelines: bool = True, timeout: float | None = None) -> Report:
     """Compile every (name, wgsl) with Tint in one Node.js process. Names must be unique."""
-    docs = [{"name": name, "wgsl": wgsl} for name, wgsl in sources]
+    from vyre.lower.wgsl import NONSTANDARD_MARK
+
+    docs, nonstandard = [], {}
+    for name, wgsl in sources:
+        second = wgsl.split("\n", 2)[1] if wgsl.count("\n") >= 1 else ""
+        if second.startswith(NONSTANDARD_MARK):
+            nonstandard[name] = second.removeprefix(NONSTANDARD_MARK)
+        else:
+            docs.append({"name": name, "wgsl": wgsl})
+    if not docs:
+        return Report(0, nonstandard=nonstandard)
     if timeout is None:
         timeout = 60 + 0.1 * len(docs)  # about 1 ms a source here: only a hung checker gets near
     names = [d["name"] for d in docs]
@@ -166,7 +189,7 @@ def check(sources: Iterable[tuple[str, str]], *, pipelines: bool = True, timeout
         raise RuntimeError(f"the Tint checker failed (exit {r.returncode}, {len(results)} of {len(docs)} "
                            f"results):\n{r.stderr[-4000:]}{r.stdout[-2000:]}")
     wgsl_of = {d["name"]: d["wgsl"] for d in docs}
-    report = Report(len(docs), summary=summary)
+    report = Report(len(docs), summary=summary, nonstandard=nonstandard)
     for name, doc in results.items():
         errors = [m for m in doc["messages"] if m["type"] == "error"]
         known = [None if STRICT else _known(m, wgsl_of[name]) for m in errors]

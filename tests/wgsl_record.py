@@ -200,6 +200,8 @@ def pytest_sessionfinish(session, exitstatus):
                      f"e.g. {next(iter(report.limits.values()))[0].splitlines()[0]}")
     if report.known:
         lines.append(report.describe_known())
+    if report.nonstandard:
+        lines.append(report.describe_nonstandard())
     if report.failures:
         state["keep"] = True
         lines.append(report.describe())

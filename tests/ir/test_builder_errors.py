@@ -85,7 +85,7 @@ def test_bad_arguments_raise_vyre_errors(call):
             pytest.fail(f"{call} with {value!r}: {type(exc).__name__} (not a vyre error): {exc}")
 
 
-@pytest.mark.parametrize("dtype", ["float", "f64", "float64", np.float64, "vec5<f32>", 3, None])
+@pytest.mark.parametrize("dtype", ["float", "f128", "complex64", np.complex64, "vec5<f32>", 3, None])
 def test_unknown_cast_dtype_is_the_same_error_as_an_unknown_buffer_dtype(dtype):
     b, x, _ = mk()
     with pytest.raises(ValidationError) as buf_err:

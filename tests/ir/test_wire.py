@@ -272,7 +272,7 @@ MALFORMED = {
     "missing name": json.dumps({"format": WIRE_FORMAT, "version": WIRE_VERSION, "program": {}}).encode(),
     "extra field": _mutate(["program", "colour"], "red"),
     "unknown stmt kind": _mutate(["program", "body", 0, "kind"], "goto"),
-    "unknown dtype": _mutate(["program", "buffers", 0, "dtype"], "f64"),
+    "unknown dtype": _mutate(["program", "buffers", 0, "dtype"], "f128"),
     "unknown access": _mutate(["program", "buffers", 0, "access"], "rw"),
     "bad workgroup size": _mutate(["program", "workgroup_size"], [1, 2, 3, 4]),
     "lit value object": _mutate(["program", "body", 0, "value", "value"], {"x": 1}),

@@ -25,8 +25,8 @@ class Capabilities:
     ``resident``: resident buffers (allocate/upload/download/dispatch_resident and sequences);
     ``native_pipelines``: ``run_pipeline`` keeps intermediates on the device in one submission
     (else it runs step by step through ``dispatch``); ``timestamps``: timed dispatches report
-    GPU time; ``f16`` / ``subgroups``: programs may use them; ``async_dispatch``: ``dispatch_async``
-    overlaps with host work. Limits are the ones programs are validated against.
+    GPU time; ``f16`` / ``subgroups`` / ``f64`` / ``int64``: programs may use them; ``async_dispatch``:
+    ``dispatch_async`` overlaps with host work. Limits are the ones programs are validated against.
     """
 
     backend: str
@@ -41,6 +41,9 @@ class Capabilities:
     max_workgroups_per_dimension: int
     max_workgroup_size: tuple[int, int, int]
     max_invocations_per_workgroup: int
+    #: the 64-bit types (f64; i64 and u64), wgpu-native's shader-f64 / shader-int64 extensions
+    f64: bool = False
+    int64: bool = False
 
 
 #: A byte range of a resident buffer: a whole handle, or ``(handle, byte offset, nbytes)``.

@@ -33,7 +33,7 @@ def reference_capabilities(max_storage_buffer_bytes: int) -> Capabilities:
     lim = Limits()
     return Capabilities(
         backend="reference", device="host (numpy interpreter)", resident=True, native_pipelines=False,
-        timestamps=False, f16=True, subgroups=True, async_dispatch=False,
+        timestamps=False, f16=True, subgroups=True, async_dispatch=False, f64=True, int64=True,
         max_storage_buffer_bytes=int(max_storage_buffer_bytes),
         max_workgroups_per_dimension=MAX_WORKGROUPS_PER_DIM,
         max_workgroup_size=(lim.max_compute_workgroup_size_x, lim.max_compute_workgroup_size_y,

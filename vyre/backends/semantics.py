@@ -1,9 +1,9 @@
 """Value semantics of vyre as pure numpy functions (see docs/architecture.md).
 
 Every function takes and returns numpy arrays whose dtype is the value's component type
-(uint32, int32, float32, float16 or bool); vectors are arrays of shape (n, lanes) and are
-handled component-wise. These functions never warn about overflow: u32/i32 arithmetic
-wraps. The reference interpreter uses them, and so can the op library to build expected
+(uint32, int32, float32, float16, bool, or the 64-bit float64, int64, uint64); vectors are arrays of
+shape (n, lanes) and are handled component-wise. These functions never warn about overflow: u32/i32 (and u64/i64)
+arithmetic wraps. The reference interpreter uses them, and so can the op library to build expected
 results.
 """
 
@@ -21,10 +21,19 @@ I32 = np.dtype(np.int32)
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
 BOOL = np.dtype(np.bool_)
+U64 = np.dtype(np.uint64)
+I64 = np.dtype(np.int64)
+F64 = np.dtype(np.float64)
 
-_DTYPE_OF = {U32: DataType.U32, I32: DataType.I32, F32: DataType.F32, F16: DataType.F16, BOOL: DataType.BOOL}
+_DTYPE_OF = {U32: DataType.U32, I32: DataType.I32, F32: DataType.F32, F16: DataType.F16, BOOL: DataType.BOOL,
+             U64: DataType.U64, I64: DataType.I64, F64: DataType.F64}
 
-INT_RANGES = {U32: (0, 2**32 - 1), I32: (-(2**31), 2**31 - 1)}
+INT_RANGES = {U32: (0, 2**32 - 1), I32: (-(2**31), 2**31 - 1), U64: (0, 2**64 - 1), I64: (-(2**63), 2**63 - 1)}
+
+
+def _bits_unsigned(x: np.ndarray) -> np.ndarray:
+    """The same bits as the unsigned integer of the same width."""
+    return np.asarray(x).view(np.uint64 if x.dtype.itemsize == 8 else np.uint32)
 
 
 def dtype_of(x: np.ndarray) -> DataType:
@@ -81,11 +90,18 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- integers
 def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Truncating division; x / 0 = x and i32::MIN / -1 = i32::MIN."""
-    if a.dtype == U32:
-        b = np.where(b == 0, np.uint32(1), b)
-        quotient: np.ndarray = (a // b).astype(np.uint32, copy=False)
+    """Truncating division; x / 0 = x and i32::MIN / -1 = i32::MIN (i64 alike)."""
+    if a.dtype in (U32, U64):
+        b = np.where(b == 0, a.dtype.type(1), b)
+        quotient: np.ndarray = (a // b).astype(a.dtype, copy=False)
         return quotient
+    if a.dtype == I64:  # no wider type: x / -1 is the wrapping negation, the rest truncates in int64
+        safe = np.where((b == 0) | (b == -1), np.int64(1), b)
+        r = np.fmod(a, safe)
+        q = (a - r) // safe
+        neg = (np.uint64(0) - a.view(np.uint64)).view(np.int64)
+        out: np.ndarray = np.where(b == -1, neg, q)
+        return out
     a64 = a.astype(np.int64)
     b64 = b.astype(np.int64)
     b64 = np.where(b64 == 0, 1, b64)
@@ -95,11 +111,14 @@ def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Remainder with the sign of the dividend; x % 0 = 0 and i32::MIN % -1 = 0."""
-    if a.dtype == U32:
-        b = np.where(b == 0, np.uint32(1), b)
-        remainder: np.ndarray = (a % b).astype(np.uint32, copy=False)
+    """Remainder with the sign of the dividend; x % 0 = 0 and i32::MIN % -1 = 0 (i64 alike)."""
+    if a.dtype in (U32, U64):
+        b = np.where(b == 0, a.dtype.type(1), b)
+        remainder: np.ndarray = (a % b).astype(a.dtype, copy=False)
         return remainder
+    if a.dtype == I64:
+        rem64: np.ndarray = np.fmod(a, np.where((b == 0) | (b == -1), np.int64(1), b))
+        return rem64
     a64 = a.astype(np.int64)
     b64 = b.astype(np.int64)
     b64 = np.where(b64 == 0, 1, b64)
@@ -107,14 +126,22 @@ def int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def shl(a: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Left shift by the low 5 bits of s (bits shifted out are lost)."""
+    """Left shift by the low 5 bits of s (6 bits for 64-bit integers; bits shifted out are lost)."""
+    if a.dtype.itemsize == 8:
+        s64 = (_u32(s) & np.uint32(63)).astype(np.uint64)
+        wide: np.ndarray = (_bits_unsigned(a) << s64).view(a.dtype)
+        return wide
     s = _u32(s) & np.uint32(31)
     out: np.ndarray = (_u32(a) << s).view(a.dtype)
     return out
 
 
 def shr(a: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Right shift by the low 5 bits of s: logical on u32, arithmetic on i32."""
+    """Right shift by the low 5 bits of s (6 for 64-bit integers): logical on u32/u64, arithmetic on i32/i64."""
+    if a.dtype.itemsize == 8:
+        s64 = _u32(s) & np.uint32(63)
+        wide: np.ndarray = a >> s64.astype(a.dtype)
+        return wide
     s = _u32(s) & np.uint32(31)
     out: np.ndarray = a >> s.astype(np.int32) if a.dtype == I32 else a >> s
     return out
@@ -175,9 +202,16 @@ def cast(x: np.ndarray, target: DataType) -> np.ndarray:
     if src == BOOL:
         return x.astype(dst)
     if dst.kind == "f":
-        if src.kind == "f":
-            return x.astype(dst)
+        if src.kind == "f" or src.itemsize == 8:
+            return x.astype(dst)  # one rounding (a 64-bit integer is not exact in f64)
         return x.astype(np.float64).astype(dst)  # exact in f64, then a single rounding
+    if src.kind == "f" and dst.itemsize == 8:  # 2^63 / 2^64 are not int64/uint64 values: saturate first
+        lo, hi = INT_RANGES[dst]
+        f = np.trunc(x.astype(np.float64))
+        big, small = f >= float(hi) + 1.0, f <= float(lo)
+        safe = np.where(big | small | np.isnan(f), 0.0, f)
+        out: np.ndarray = np.where(big, dst.type(hi), np.where(small, dst.type(lo), safe.astype(dst)))
+        return out
     if src.kind == "f":
         lo, hi = INT_RANGES[dst]
         f = np.trunc(x.astype(np.float64))

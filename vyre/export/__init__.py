@@ -27,7 +27,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
 from ..ir.program import Program
-from ..lower import lower
+from ..lower import lower, refuse_nonstandard
 from .manifest import FORMAT, FORMAT_VERSION, build_manifest
 from .unit import Unit, from_kernel, from_op, from_pipeline
 
@@ -69,6 +69,7 @@ def export_program(program: Program, out_dir: str | Path, *, name: str | None = 
                                    fix="use letters, digits, '_', '-' and '.', not starting with '.' or '-' "
                                        "(at most 120 characters); choose the folder with out_dir")
     lowered = lower(program)  # ValidationError / LoweringError
+    refuse_nonstandard(lowered, f"export of {program.name!r}")  # f64/i64/u64: not WebGPU
     manifest = build_manifest(program, lowered, stem)
     out = Path(out_dir)
     try:

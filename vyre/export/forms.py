@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, LoweringError
-from ..lower import LoweredProgram, lower
+from ..lower import LoweredProgram, lower, refuse_nonstandard
 from .traced import from_function
 from .unit import Unit, from_kernel, from_op, from_pipeline
 from .unit_manifest import build_unit_manifest
@@ -72,6 +72,7 @@ def export_unit(unit: Unit, out_dir: str | Path, *, name: str | None = None, wei
         if fp not in distinct:
             distinct[fp] = len(lowered)
             lowered.append(lower(s.program))  # ValidationError / LoweringError
+            refuse_nonstandard(lowered[-1], f"export of {s.program.name!r}")  # f64/i64/u64: not WebGPU
         shader_of.append(distinct[fp])
     files = [f"{stem}.{k}.wgsl" for k in range(len(lowered))]
     blob: bytes | None = None

@@ -110,9 +110,12 @@ def _enum_arg(program: str, what: str, enum: type[E], value: object) -> E:
 
 
 def _numpy_scalar_dtype(v: object) -> DataType | None:
-    """The vyre type of a numpy scalar of a type vyre has (float32, float16, int32, uint32, bool), else None."""
+    """The vyre type of a numpy scalar of a 32-bit (or 16-bit) type vyre has (float32, float16, int32, uint32,
+    bool), else None. A 64-bit numpy scalar acts as the Python number it is (np.float64 -> f32 as before the
+    64-bit types existed): ask for f64/i64/u64 explicitly."""
     if is_numpy_scalar(v):
-        return _NUMPY_NAMES.get(v.dtype.name)
+        d = _NUMPY_NAMES.get(v.dtype.name)
+        return None if d is None or d.is_64bit else d
     return None
 
 

@@ -52,7 +52,7 @@ _BIN_SYM = {
 }
 
 
-_SUFFIX = {"u32": "u", "i32": "i", "f16": "h"}
+_SUFFIX = {"u32": "u", "i32": "i", "f16": "h", "f64": "lf", "i64": "li", "u64": "lu"}
 
 
 class _Text(Visitor[str], covers=NODE_TYPES):

@@ -54,6 +54,12 @@ class DataType(str, Enum):
     VEC2_F16 = "vec2<f16>"
     VEC3_F16 = "vec3<f16>"
     VEC4_F16 = "vec4<f16>"
+    # 64-bit scalars (appended: the members above keep their order). Not core WebGPU: they need the
+    # adapter features shader-f64 / shader-int64 (wgpu-native's WGSL extensions; naga spells literals
+    # 1.5lf, 7li, 7lu). No vectors of them.
+    F64 = "f64"
+    I64 = "i64"
+    U64 = "u64"
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.value
@@ -75,15 +81,15 @@ class DataType(str, Enum):
 
     @property
     def is_float(self) -> bool:
-        return self.scalar in (DataType.F32, DataType.F16)
+        return self.scalar in (DataType.F32, DataType.F16, DataType.F64)
 
     @property
     def is_int(self) -> bool:
-        return self.scalar in (DataType.U32, DataType.I32)
+        return self.scalar in (DataType.U32, DataType.I32, DataType.I64, DataType.U64)
 
     @property
     def is_signed(self) -> bool:
-        return self.scalar in (DataType.I32, DataType.F32, DataType.F16)
+        return self.scalar in (DataType.I32, DataType.F32, DataType.F16, DataType.I64, DataType.F64)
 
     @property
     def is_bool(self) -> bool:
@@ -96,6 +102,22 @@ class DataType(str, Enum):
     @property
     def uses_f16(self) -> bool:
         return self.scalar is DataType.F16
+
+    @property
+    def bits(self) -> int:
+        """Bit width of one component (bool counts as 32, its storage word)."""
+        return _BITS.get(self.scalar, 32)
+
+    @property
+    def is_64bit(self) -> bool:
+        """f64, i64 or u64: the types outside core WebGPU (see :attr:`feature`)."""
+        return self.bits == 64
+
+    @property
+    def feature(self) -> str | None:
+        """The WebGPU device feature this type needs (``shader-f16``, ``shader-f64``, ``shader-int64``), or
+        None for core types."""
+        return _FEATURE.get(self.scalar)
 
     # ---- host and storage layout ---------------------------------------
     @property
@@ -162,9 +184,17 @@ _NUMPY = {
     DataType.F32: "float32",
     DataType.F16: "float16",
     DataType.BOOL: "bool",
+    DataType.F64: "float64",
+    DataType.I64: "int64",
+    DataType.U64: "uint64",
 }
 #: bytes of one component in storage (numpy's itemsize of the storage scalar)
-_ITEMSIZE = {DataType.U32: 4, DataType.I32: 4, DataType.F32: 4, DataType.F16: 2}
+_ITEMSIZE = {DataType.U32: 4, DataType.I32: 4, DataType.F32: 4, DataType.F16: 2, DataType.F64: 8, DataType.I64: 8,
+             DataType.U64: 8}
+_BITS = {DataType.F16: 16, DataType.F64: 64, DataType.I64: 64, DataType.U64: 64}
+#: the adapter feature a scalar type needs
+_FEATURE = {DataType.F16: "shader-f16", DataType.F64: "shader-f64", DataType.I64: "shader-int64",
+            DataType.U64: "shader-int64"}
 
 
 def _is_numpy_dtype(value: object) -> bool:
@@ -174,7 +204,7 @@ def _is_numpy_dtype(value: object) -> bool:
 
 #: numpy dtype names of the scalar types vyre has.
 _NUMPY_NAMES = {"float32": DataType.F32, "float16": DataType.F16, "int32": DataType.I32, "uint32": DataType.U32,
-                "bool": DataType.BOOL}
+                "bool": DataType.BOOL, "float64": DataType.F64, "int64": DataType.I64, "uint64": DataType.U64}
 
 _LANES: dict[DataType, int] = {}
 _SCALAR: dict[DataType, DataType] = {}
@@ -187,6 +217,8 @@ for _d in DataType:
         _SCALAR[_d] = _d
 
 SCALAR_TYPES = (DataType.U32, DataType.I32, DataType.F32, DataType.F16, DataType.BOOL)
+#: the 64-bit scalars (not in SCALAR_TYPES, whose users enumerate core WebGPU's types)
+WIDE_TYPES = (DataType.F64, DataType.I64, DataType.U64)
 ATOMIC_TYPES = (DataType.U32, DataType.I32)
 
 
@@ -220,5 +252,5 @@ def pad3(v: int | Iterable[int]) -> tuple[int, ...]:
     return t + (1,) * (3 - len(t)) if len(t) < 3 else t
 
 
-__all__ = ["DataType", "Access", "SCALAR_TYPES", "ATOMIC_TYPES", "pad3", "loaded_numpy", "is_integer",
+__all__ = ["DataType", "Access", "SCALAR_TYPES", "WIDE_TYPES", "ATOMIC_TYPES", "pad3", "loaded_numpy", "is_integer",
            "is_numpy_scalar"]

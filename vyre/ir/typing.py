@@ -111,7 +111,16 @@ def infer(expr: Expr, env: TypeEnv, path: str = "", report: Report | None = None
 
 
 def _bits(d: DataType) -> int:
-    return d.lanes * (16 if d.scalar is DataType.F16 else 32)
+    return d.lanes * d.bits
+
+
+#: integer literal ranges per type
+_INT_RANGE = {DataType.U32: (0, 2**32 - 1), DataType.I32: (-(2**31), 2**31 - 1),
+              DataType.U64: (0, 2**64 - 1), DataType.I64: (-(2**63), 2**63 - 1)}
+#: float operations GLSL.std.450 (SPIR-V, so naga's output) defines for 16/32-bit floats only: the lowering
+#: computes them in software for f64 (templates/f64_math.wgsl.j2)
+F64_SOFTWARE_UNOPS = frozenset({UnOp.EXP, UnOp.EXP2, UnOp.LOG, UnOp.LOG2, UnOp.SIN, UnOp.COS, UnOp.TAN,
+                                UnOp.TANH})
 
 
 _SAME_TYPE_FIX = "make both operands the same type, e.g. with .cast(...)"
@@ -182,7 +191,7 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
             if isinstance(v, bool) or not isinstance(v, int):
                 return self.bad(path, e, "type", f"{d.value} literal holds non-integer {v!r}",
                                 "use an integer value or a float type")
-            lo, hi = (0, 2**32 - 1) if d is DataType.U32 else (-(2**31), 2**31 - 1)
+            lo, hi = _INT_RANGE[d]
             if not lo <= v <= hi:
                 return self.bad(path, e, "type", f"{v} does not fit in {d.value} [{lo}, {hi}]",
                                 "use a value in range or a wider/other type")
@@ -237,14 +246,14 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
             ok = t.is_numeric
             need = "a numeric operand"
         elif op is UnOp.SIGN:
-            ok = t.is_float or t.scalar is DataType.I32
-            need = "a float or i32 operand"
+            ok = t.is_float or t.scalar in (DataType.I32, DataType.I64)
+            need = "a float, i32 or i64 operand"
         elif op in FLOAT_UNOPS:
             ok = t.is_float
             need = "a float operand"
         elif op in INT_UNOPS:
-            ok = t.is_int
-            need = "an integer operand"
+            ok = t.is_int and not t.is_64bit
+            need = "a 32-bit integer operand (WGSL's bit-counting built-ins take no 64-bit integers)"
         if not ok:
             return self.bad(path, e, "type", f"{op.value} needs {need}, found {t.value}",
                             "cast the operand to a suitable type with .cast(...)")
@@ -279,6 +288,9 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
         t = self.visit(e.arg, path + ".arg")
         if t is None:
             return None
+        if (t.uses_f16 and e.dtype.is_64bit) or (t.is_64bit and e.dtype.uses_f16):
+            return self.bad(path, e, "type", f"cannot cast {t.value} to {e.dtype.value} directly",
+                            "cast through f32 (e.g. x.cast('f32').cast(...))")
         if t.lanes != e.dtype.lanes:
             return self.bad(path, e, "type", f"cannot cast {t.value} to {e.dtype.value}: component counts differ",
                             "cast between types with the same number of components")
@@ -386,6 +398,9 @@ class _Infer(Visitor["DataType | None"], covers=EXPR_TYPES):
                 return self.bad(path, e, "type", f"subgroup {op.value} needs an integer (or integer vector), "
                                 f"found {t.value}", "cast the value to u32 or i32")
             return t
+        if t.is_64bit:
+            return self.bad(path, e, "type", f"subgroup {op.value} takes 32-bit (or f16) values, found {t.value}",
+                            "split the value into two u32 halves (bitcast to u64, shift and cast)")
         if not t.is_numeric:
             return self.bad(path, e, "type", f"subgroup {op.value} needs a numeric scalar or vector, found "
                             f"{t.value}", "cast bools to u32 first (or use subgroup_all/any/ballot for bools)")

@@ -25,7 +25,7 @@ from ..ir.subgroups import program_uses_subgroups
 from ..ir.types import Access, DataType
 from ..ir.validate import validate
 from .trap import TRAP_BINDING, TRAP_GROUP, TRAP_NAME
-from .wgsl import ENTRY_POINT, LOWERING_VERSION, render, uniform_binding_nbytes
+from .wgsl import ENTRY_POINT, LOWERING_VERSION, program_wide_features, render, uniform_binding_nbytes
 
 _KIND = {
     Access.READ: "read-only-storage",
@@ -92,7 +92,7 @@ def lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
     # WebGPU's feature names (an exported module asks the browser for them; the wgpu backend maps
     # "subgroups" to wgpu-native's "subgroup")
     features = frozenset({"shader-f16"} if uses_f16 else set()) | frozenset(
-        {"subgroups"} if program_uses_subgroups(program) else set())
+        {"subgroups"} if program_uses_subgroups(program) else set()) | program_wide_features(program)
     return LoweredProgram(
         wgsl=wgsl,
         entry_point=ENTRY_POINT,
@@ -105,7 +105,26 @@ def lower(program: Program, loop_cap: int | None = None) -> LoweredProgram:
     )
 
 
+#: LoweredProgram.features entries that are wgpu-native extensions, not WebGPU features
+NONSTANDARD_FEATURES = frozenset({"shader-f64", "shader-int64"})
+
+
+def refuse_nonstandard(lowered: LoweredProgram, what: str) -> None:
+    """Raise UnsupportedFeatureError when ``lowered`` uses the 64-bit types: WebGPU (browsers, Dawn, the
+    exported module) has no f64/i64/u64; only wgpu-native offers them, as extensions."""
+    wide = sorted(lowered.features & NONSTANDARD_FEATURES)
+    if wide:
+        from ..errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(
+            f"{what}: the program uses 64-bit types ({', '.join(wide)}), which are not standard WebGPU (wgpu-native "
+            "offers them as extensions; browsers and Dawn do not)",
+            fix="export a float32/int32 version of the program (cast on the host), or run it with vyre's wgpu "
+                "backend instead of exporting it")
+
+
 __all__ = [
+    "NONSTANDARD_FEATURES", "refuse_nonstandard",
     "lower", "BindingInfo", "LoweredProgram", "LOWERING_VERSION", "ENTRY_POINT", "uniform_binding_nbytes",
     "PARAMS_GROUP", "PARAMS_BINDING", "PARAMS_NAME", "TRAP_GROUP", "TRAP_BINDING", "TRAP_NAME",
 ]

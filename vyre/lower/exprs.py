@@ -33,6 +33,7 @@ from ..ir.nodes import (
 )
 from ..ir.traverse import Visitor, expr_children
 from ..ir.types import DataType
+from . import wide
 from .layout import AXES, bare, is_atom, tag, uniform_layout
 from .literals import literal
 from .state import LoweringState
@@ -150,12 +151,14 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
             return f"(-{a})"
         if e.op is UnOp.NOT:
             return f"(!{a})" if self.st.type(e.arg) is DataType.BOOL else f"(~{a})"
-        return f"{UNARY_FN[e.op]}({a})"
+        return wide.unary(self, e, a) or f"{UNARY_FN[e.op]}({a})"
 
     def visit_Binary(self, e: Binary) -> str:
         lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
         if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).is_int:
             rhs = self.runtime(e.rhs, rhs)  # a constant zero divisor is a WGSL shader-creation error
+        if (w := wide.binary(self, e, lhs, rhs)) is not None:
+            return w
         if e.op in (BinOp.DIV, BinOp.REM) and self.st.type(e).scalar is DataType.I32:
             return self.signed_divrem(e, lhs, rhs)
         if e.op is BinOp.REM and self.st.type(e).is_float:
@@ -218,6 +221,8 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
             return f"select({literal(dst, 0)}, {literal(dst, 1)}, {a})"
         if dst is DataType.BOOL:
             return f"({a} != {literal(src, 0)})"
+        if (w := wide.cast(self, e, a)) is not None:
+            return w
         if src.is_float and dst.is_int:
             if src.uses_f16:  # exact widening first; one helper per f32-based shape
                 src32 = DataType.vector(DataType.F32, src.lanes)
@@ -243,6 +248,8 @@ class ExprRenderer(Visitor[str], covers=EXPR_TYPES):
         a = self.visit(e.arg)
         if src == dst:
             return f"{dst.value}({a})"
+        if (w := wide.bitcast(self, src, dst, a)) is not None:
+            return w
         if not src.uses_f16 and not dst.uses_f16:
             return f"bitcast<{dst.value}>({a})"
         # naga cannot bitcast between 32-bit types and vectors of f16: go through pack/unpack

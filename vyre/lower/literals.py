@@ -12,7 +12,11 @@ Every literal must denote exactly the value the reference interpreter uses:
 * f16: the shortest decimal under the same check, otherwise the exact decimal expansion
   (naga rejects hexadecimal f16 literals). -0.0 is ``f16(unpack2x16float(0x00008000u).x)``;
   NaN and the infinities are ``_nonfinite_f16(0x...u)``;
-* bool ``true`` / ``false``.
+* bool ``true`` / ``false``;
+* the 64-bit types (wgpu-native's extensions): u64 ``123lu``; i64 ``123li``, negatives parenthesised,
+  ``i64::MIN`` as ``(-9223372036854775807li - 1li)``; f64 Python's shortest round-trip decimal (an exact
+  name of the double) with the suffix ``lf``; -0.0 is ``bitcast<f64>(0x8000000000000000lu)``, NaN and the
+  infinities ``_nonfinite_f64(0x...lu)``.
 
 WGSL evaluates an expression of literals and builtins such as ``bitcast<f32>(0x7f800000u)`` at
 shader creation (a const-expression), and a const-expression whose value is NaN or infinite is
@@ -35,7 +39,7 @@ from ..errors import LoweringError
 from ..ir.types import DataType
 
 #: helper function name -> its scalar type, for the NaN and infinite literals (see the module docstring)
-NONFINITE_HELPERS = {"_nonfinite_f32": "f32", "_nonfinite_f16": "f16"}
+NONFINITE_HELPERS = {"_nonfinite_f32": "f32", "_nonfinite_f16": "f16", "_nonfinite_f64": "f64"}
 
 
 def _interval_ok(text: str, value: np.floating[Any]) -> bool:
@@ -107,6 +111,34 @@ def _f16(v: float) -> str:
     return f"{s}h"
 
 
+def _f64(v: float) -> str:
+    x = float(v)
+    bits = int(np.float64(x).view(np.uint64))
+    if not math.isfinite(x):
+        if math.isnan(x):
+            bits = 0x7FF8000000000000
+        return f"_nonfinite_f64({bits:#018x}lu)"
+    if x == 0 and bits != 0:
+        return f"bitcast<f64>({bits:#018x}lu)"
+    s = repr(x)  # the shortest decimal that round-trips: names exactly this double
+    if "." not in s and "e" not in s:
+        s += ".0"
+    return f"({s}lf)" if s.startswith("-") else f"{s}lf"
+
+
+#: the 64-bit integer types: (range, suffix)
+_INT64 = {DataType.I64: (-(2**63), 2**63 - 1, "li"), DataType.U64: (0, 2**64 - 1, "lu")}
+
+
+def _int64(dtype: DataType, v: int) -> str:
+    lo, hi, suffix = _INT64[dtype]
+    if not lo <= v <= hi:
+        raise LoweringError(f"{v} does not fit in {dtype.value}", fix=f"use a value in [{lo}, {hi}]")
+    if v == lo and lo < 0:
+        return f"({lo + 1}{suffix} - 1{suffix})"
+    return f"({v}{suffix})" if v < 0 else f"{v}{suffix}"
+
+
 def literal(dtype: DataType, value: object) -> str:
     """WGSL text of a scalar literal of type ``dtype``."""
     if dtype is DataType.BOOL:
@@ -117,6 +149,8 @@ def literal(dtype: DataType, value: object) -> str:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise LoweringError(f"{dtype.value} literal holds non-integer {value!r}", fix="use an integer value")
         v = int(value)
+        if dtype in _INT64:
+            return _int64(dtype, v)
         if dtype is DataType.U32:
             if not 0 <= v < 2**32:
                 raise LoweringError(f"{v} does not fit in u32", fix="use a value in [0, 4294967295]")
@@ -130,6 +164,8 @@ def literal(dtype: DataType, value: object) -> str:
         return _f32(_float_value(dtype, value))
     if dtype is DataType.F16:
         return _f16(_float_value(dtype, value))
+    if dtype is DataType.F64:
+        return _f64(_float_value(dtype, value))
     raise LoweringError(f"a literal must be a scalar, found type {dtype.value}", fix="build vectors with vec(...)")
 
 

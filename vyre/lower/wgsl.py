@@ -57,6 +57,9 @@ from .trap import DECLARATION as TRAP_DECLARATION
 from .trap import EXIT_LINE, count_lines, entry_line, trap_code
 
 LOWERING_VERSION = "vyre-lower-7"
+#: the first words of the comment line a shader using the 64-bit types carries (after the header line):
+#: checkers of standard WebGPU (Tint, browsers) skip or refuse such shaders by it
+NONSTANDARD_MARK = "// not standard WebGPU: "
 ENTRY_POINT = "main"
 
 #: one rendered statement for the templates: {"k": "line" | "if" | "loop" | "for" | "while", ...}
@@ -257,6 +260,7 @@ def _module(st: LoweringState) -> dict[str, Any]:
         "version": LOWERING_VERSION,
         "name": name,
         "f16": program_uses_f16(st.original),
+        "wide": ", ".join(sorted(program_wide_features(st.original))),
         "subgroups": program_uses_subgroups(st.original),
         "n_lens": max(1, math.ceil(n_buffers / 4)),
         "decls": decls,
@@ -281,6 +285,14 @@ def program_uses_f16(program: Program) -> bool:
     that no other field holds one)."""
     nodes = itertools.chain(program.buffers, program.workgroup, iter_stmts(program.body), iter_exprs(program.body))
     return any(isinstance(d := getattr(n, "dtype", None), DataType) and d.uses_f16 for n in nodes)
+
+
+def program_wide_features(program: Program) -> frozenset[str]:
+    """The device features the program's 64-bit types need (``shader-f64``, ``shader-int64``): not core
+    WebGPU, wgpu-native's extensions."""
+    nodes = itertools.chain(program.buffers, program.workgroup, iter_stmts(program.body), iter_exprs(program.body))
+    return frozenset(str(d.feature) for n in nodes
+                     if isinstance(d := getattr(n, "dtype", None), DataType) and d.is_64bit)
 
 
 class Rendered(NamedTuple):
@@ -314,6 +326,6 @@ def render(program: Program, loop_cap: int | None = None) -> Rendered:
 
 
 __all__ = [
-    "LOWERING_VERSION", "ENTRY_POINT", "Rendered", "render", "program_uses_f16", "uniform_binding_nbytes",
-    "template_env",
+    "LOWERING_VERSION", "NONSTANDARD_MARK", "ENTRY_POINT", "Rendered", "render", "program_uses_f16",
+    "program_wide_features", "uniform_binding_nbytes", "template_env",
 ]

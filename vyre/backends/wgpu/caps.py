@@ -60,7 +60,8 @@ def capabilities(dev: Device) -> Capabilities:
         async_dispatch=True, max_storage_buffer_bytes=dev.limit("max-storage-buffer-binding-size"),
         max_workgroups_per_dimension=dev.limit("max-compute-workgroups-per-dimension"),
         max_workgroup_size=max_workgroup_size(dev),
-        max_invocations_per_workgroup=dev.limit("max-compute-invocations-per-workgroup"))
+        max_invocations_per_workgroup=dev.limit("max-compute-invocations-per-workgroup"),
+        f64="shader-f64" in f, int64="shader-int64" in f)
 
 
 def device_profile(dev: Device) -> DeviceProfile:

@@ -22,7 +22,7 @@ from .types import GPUAdapter, GPUDevice, GPUQueue
 log = logging.getLogger("vyre")
 
 #: Optional features vyre enables whenever the adapter offers them.
-WANTED_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
+WANTED_FEATURES = ("shader-f16", "subgroup", "timestamp-query", "shader-f64", "shader-int64")
 
 #: Limits raised from the WebGPU defaults to the adapter's maxima.
 RAISED_LIMITS = (
@@ -39,7 +39,10 @@ RAISED_LIMITS = (
 
 #: Names a lowering may put in ``LoweredProgram.features`` -> the device feature they need.
 FEATURE_ALIASES = {"f16": "shader-f16", "subgroups": "subgroup", "shader-f16": "shader-f16",
-                   "subgroup": "subgroup", "timestamp-query": "timestamp-query"}
+                   "subgroup": "subgroup", "timestamp-query": "timestamp-query",
+                   # the 64-bit types (wgpu-native's extensions, not core WebGPU)
+                   "f64": "shader-f64", "shader-f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64",
+                   "int64": "shader-int64", "shader-int64": "shader-int64"}
 
 SHUT_DOWN_FIX = "create a new backend: vyre.WgpuBackend.new() (WgpuBackend.shared() re-creates the shared one)"
 

@@ -42,6 +42,9 @@ _FEATURE_FIX = {
     "shader-f16": "use f32 buffers and values instead of f16 (or run on an adapter with shader-f16; "
                   "backend.supports_f16() tells)",
     "subgroup": "avoid subgroup operations on this adapter",
+    "shader-f64": "use f32 instead of f64 (or an adapter with shader-f64; backend.capabilities().f64 tells)",
+    "shader-int64": "use 32-bit integers instead of i64/u64 (or an adapter with shader-int64; "
+                    "backend.capabilities().int64 tells)",
 }
 
 
@@ -50,6 +53,8 @@ def program_features(program: Program) -> set[str]:
     need: set[str] = set()
     if any(b.dtype.uses_f16 for b in program.buffers) or any(w.dtype.uses_f16 for w in program.workgroup):
         need.add("shader-f16")
+    dtypes = {b.dtype for b in program.buffers} | {w.dtype for w in program.workgroup}
+    need.update(str(d.feature) for d in dtypes if d.is_64bit)
     return need
 
 
