@@ -17,10 +17,13 @@ from vyre.array import _record
 from vyre.array._array import Array
 
 from ..errors import ArgumentTypeError
+from . import _kernels
 from ._scatter import scatter_add
 from ._tape import GradientTape
 from ._transforms import grad, value_and_grad
 from .rules import RULES, ZERO
+
+RULES.update(_kernels.RULES)  # launches of differentiable kernels (vyre/autograd/_kernels.py)
 
 
 def _stop_gradient(x: Any) -> Any:

@@ -65,7 +65,9 @@ def param_annotations(src: Source) -> list[tuple[str, ArrayType | DType]]:
     return out
 
 
-def build_program(src: Source, spec: Spec) -> Program:
+def build_program(src: Source, spec: Spec, origin: dict[int, tuple[Source, ast.AST]] | None = None) -> Program:
+    """The validated Program of one specialization; ``origin`` (when given) receives the map from each IR
+    statement's ``id`` to the Python statement it came from (the adjoint transform's errors name it)."""
     b = KBuilder(src.name, workgroup_size=spec.workgroup_size)
     tr = Translator(src, b)
     tr.rank = r = spec.rank
@@ -99,6 +101,8 @@ def build_program(src: Source, spec: Spec) -> Program:
         for k in range(1, r):
             out = out | (tr.tids[k] >= tr.dims[k])
         top.insert(0, If(cond=out.node, then=[Return()]))
+    if origin is not None:
+        origin.update(tr.origin)
     try:
         return b.build()
     except ValidationError as exc:

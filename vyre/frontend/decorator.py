@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from ..errors import ArgumentTypeError
+from ..ir.adjoint import Adjoint
 from ..ir.program import Program
+from . import diff
 from .build import Spec, build_program, param_annotations
 from .launch import backend_for, bind, check_backend, check_dim, run
 from .source import Source
@@ -27,8 +29,13 @@ class Kernel:
     Launch with ``k.launch(dim=..., inputs=[...], backend=...)`` or ``k[dim](*args, backend=...)``.
     """
 
-    def __init__(self, fn: Callable[..., Any], workgroup_size: int | tuple[int, ...] | None = None) -> None:
+    def __init__(self, fn: Callable[..., Any], workgroup_size: int | tuple[int, ...] | None = None,
+                 differentiable: bool = False) -> None:
+        if not isinstance(differentiable, bool):
+            raise ArgumentTypeError(f"differentiable={differentiable!r:.40} is not a bool",
+                                    fix="write @vyre.kernel(differentiable=True)")
         self.fn = fn
+        self.differentiable = differentiable
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -37,6 +44,8 @@ class Kernel:
         self.workgroup_size = None if workgroup_size is None else _ws(workgroup_size)
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, Spec], Program] = {}
+        self._origins: dict[tuple[str, Spec], diff.Origin] = {}
+        self._adjoints: dict[tuple[str, Spec, frozenset[str]], Adjoint] = {}
         self._builds = 0
         self._hits = 0
 
@@ -55,10 +64,54 @@ class Kernel:
             if program is not None:
                 self._hits += 1
                 return program
-            program = build_program(self.source, spec)
+            origin: diff.Origin = {}
+            program = build_program(self.source, spec, origin)
+            if self.differentiable:  # refused constructs fail the first launch, not the backward pass
+                self._origins[key] = origin
+                self._adjoints[(*key, frozenset())] = diff.adjoint_of(self.__name__, self.source, program,
+                                                                      origin, frozenset())
             self._cache[key] = program
             self._builds += 1
             return program
+
+    def _adjoint(self, spec: Spec, program: Program, dims: tuple[int, ...]) -> Adjoint:
+        """The adjoint of the specialization for a launch of ``dims``: plain adds where each thread's index
+        is its own over these dims, compare-exchange adds for the other arrays."""
+        if not self.differentiable:
+            raise ArgumentTypeError(f"kernel {self.__name__} is not differentiable",
+                                    fix="decorate it with @vyre.kernel(differentiable=True)")
+        key = (self.source.hash, spec)
+        with self._lock:
+            adj = self._adjoints[(*key, frozenset())]
+            bad = adj.one_to_one(dims)
+            if not bad:
+                return adj
+            found = self._adjoints.get((*key, bad))
+            if found is None:
+                found = self._adjoints[(*key, bad)] = diff.adjoint_of(self.__name__, self.source, program,
+                                                                      self._origins[key], bad)
+            return found
+
+    def adjoint(self, *args: Any, dim: Any, **named: Any) -> Program:
+        """The adjoint Program of :meth:`program` for these arguments and ``dim`` (differentiable kernels)."""
+        dims = check_dim(self.__name__, dim)
+        bound = bind(self.__name__, self.params, named or args, dims, self.workgroup_size)
+        program = self._specialize(bound.spec)
+        return self._adjoint(bound.spec, program, dims).program
+
+    def vjp(self, dim: Any, inputs: Any, grads: Any, backend: Backend | None = None) -> dict[str, np.ndarray]:
+        """The vector-Jacobian product of one launch on numpy arrays: ``grads`` gives the gradient reaching
+        each float Out parameter (a dict by name, or a list in order); the result maps each float In
+        parameter's name to its gradient (the forward is not run: Out arguments are only shapes)."""
+        check_backend(self.__name__, backend)
+        dims = check_dim(self.__name__, dim)
+        bound = bind(self.__name__, self.params, inputs, dims, self.workgroup_size)
+        if bound.resident:
+            raise ArgumentTypeError(f"kernel {self.__name__}: vjp takes numpy arrays",
+                                    fix="launch on vyre Arrays inside a vyre.autograd.GradientTape instead")
+        program = self._specialize(bound.spec)
+        self._adjoint(bound.spec, program, dims)  # a non-differentiable kernel fails before any work
+        return diff.vjp_numpy(self, program, bound, dims, backend_for(self.__name__, bound, backend), grads)
 
     def cache_info(self) -> dict[str, int]:
         """``builds`` (programs translated), ``hits`` (launches that reused one) and ``entries``."""
@@ -105,7 +158,10 @@ class Kernel:
         backend = backend_for(self.__name__, bound, backend)
         # the backend's shared params uniform of these words: a repeated launch uploads none
         handle = backend.params_handle(_padded(bound.words)) if bound.resident else None
-        return run(self.__name__, program, bound, dims, backend, handle)
+        result = run(self.__name__, program, bound, dims, backend, handle)
+        if self.differentiable and bound.device is not None:
+            diff.record(self, program, bound, dims, backend)
+        return result
 
     def __getitem__(self, dim: Any) -> _Launcher:
         return _Launcher(self, dim)
@@ -133,20 +189,23 @@ def _ws(ws: int | tuple[int, ...]) -> tuple[int, int, int]:
 
 
 @overload
-def kernel(fn: Callable[..., Any], *, workgroup_size: int | tuple[int, ...] | None = None) -> Kernel: ...
+def kernel(fn: Callable[..., Any], *, workgroup_size: int | tuple[int, ...] | None = None,
+           differentiable: bool = False) -> Kernel: ...
 @overload
-def kernel(fn: None = None, *, workgroup_size: int | tuple[int, ...] | None = None) -> Callable[
-    [Callable[..., Any]], Kernel]: ...
-def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: int | tuple[int, ...] | None = None
-           ) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
+def kernel(fn: None = None, *, workgroup_size: int | tuple[int, ...] | None = None,
+           differentiable: bool = False) -> Callable[[Callable[..., Any]], Kernel]: ...
+def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: int | tuple[int, ...] | None = None,
+           differentiable: bool = False) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
     """Translate ``fn`` (typed parameters, see :mod:`vyre.frontend`) into a launchable :class:`Kernel`.
 
     ``@vyre.kernel`` or ``@vyre.kernel(workgroup_size=(8, 8))`` (default per launch rank: 256,
     (16, 16), (8, 8, 4)). The source is read and checked now (parameters); the body is translated at
-    the first launch for each set of argument types."""
+    the first launch for each set of argument types. ``differentiable=True``: the adjoint is generated
+    too (docs/differentiable.md), launches on vyre Arrays are recorded by gradient tapes, and
+    :meth:`Kernel.vjp` runs the adjoint on numpy arrays."""
     if fn is None:
-        return lambda f: Kernel(f, workgroup_size)
-    return Kernel(fn, workgroup_size)
+        return lambda f: Kernel(f, workgroup_size, differentiable)
+    return Kernel(fn, workgroup_size, differentiable)
 
 
 def _padded(words: np.ndarray) -> bytes:
