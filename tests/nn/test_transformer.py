@@ -155,9 +155,15 @@ def test_one_hot_embedding_is_the_gather(xb):
                                                                                        xp.asarray(w))))
 
 
-def test_gradients_match_central_differences(xb):
+def test_gradients_match_central_differences(ref_backend):
     """Every parameter of a 1-layer GPT (d 8, 2 heads, vocab 5, 4 positions, GELU) against float64
-    differences of the numpy model's mean cross-entropy."""
+    differences of the numpy model's mean cross-entropy, on the reference interpreter (the GPU runs the
+    same rules: the compiled step below equals the eager one there, and training lowers the loss)."""
+    with vyre.use(ref_backend):
+        _gradients()
+
+
+def _gradients():
     model = nn.GPT(5, 4, d_model=8, num_heads=2, num_layers=1, key=vr.key(3))
     values = random_values(model, 0.5)
     ids, targets = (RNG.integers(0, 5, (2, 4)).astype(np.int32) for _ in range(2))
@@ -271,7 +277,7 @@ def test_compiled_step_is_vyre_adamw(gpu):
 
 
 def test_training_lowers_the_held_out_loss(gpu):
-    """40 compiled steps (batch 8, context 32, d 32) from the uniform guess ln(V): the held-out loss falls."""
+    """30 compiled steps (batch 8, context 32, d 32) from the uniform guess ln(V): the held-out loss falls."""
     train, held, vocab = corpus()
     rng = np.random.default_rng(0)
     with xp.use(gpu):
@@ -282,11 +288,11 @@ def test_training_lowers_the_held_out_loss(gpu):
         values = model.parameter_values()
         before = float(evaluate(values, hx, hy))
         m, v = zeros_like(values), zeros_like(values)
-        for t in range(1, 41):
+        for t in range(1, 31):
             x, y = (xp.asarray(a) for a in batch(train, rng, BATCH, CONTEXT))
             values, m, v, loss = step(values, m, v, x, y, xp.asarray(hp(t, 1e-2)))
         after = float(evaluate(values, hx, hy))
         assert step.traces == 1 and evaluate.traces == 1
-    print(f"held-out loss {before:.3f} -> {after:.3f} after 40 steps (ln V = {math.log(len(vocab)):.3f})")
+    print(f"held-out loss {before:.3f} -> {after:.3f} after 30 steps (ln V = {math.log(len(vocab)):.3f})")
     assert abs(before - math.log(len(vocab))) < 0.5      # small initial weights: near the uniform guess
     assert after < before - 1.0, (before, after)
