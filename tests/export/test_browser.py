@@ -1,12 +1,14 @@
 """Exported modules checked in a real browser (issue 28): headless Chromium's WebGPU on SwiftShader.
 
 One export of the catalogue (tests/export/browser_cases.py: op witnesses as whole pipelines, the parity
-programs, the docs/kernels.md kernels by name, fused array expressions, multi-step op calls), one
+programs, the docs/kernels.md kernels by name, fused array expressions, multi-step op calls, traced
+functions with their weights: an MLP, the digits CNN trained in the session, the example page), one
 browser process and one page running every module on inputs from a fixed seed; each output is
 compared with vyre's own dispatch and with numpy (the reference interpreter for the parity programs)
 under the case's tolerance. Two tampered modules (an operator flipped in the exported WGSL) must fail
-the same comparison. The count and the time are printed in the terminal summary
-("vyre: browser check"). Without Chromium the tests skip; under CI=true they fail.
+the same comparison; a tampered weights file must be refused; the trained CNN must predict vyre's
+classes. The count and the time are printed in the terminal summary ("vyre: browser check"). Without
+Chromium the tests skip; under CI=true they fail.
 """
 
 from __future__ import annotations
