@@ -61,7 +61,8 @@ def test_update_follows_torchs_rule(xb, script):
         for k, flag in enumerate(flags):
             u = scaler.unscale_(_grads(flag, k))
             assert bool(scaler.found_inf()) is bool(flag)
-            if not flag:  # the unscaled values: g * (1 / scale), float32
+            if not flag and scale <= 2.0 ** 126:  # the unscaled values: g * (1 / scale), float32 (above 2^126
+                # the reciprocal is subnormal, which a GPU may flush to zero: WGSL allows it, the H200 does)
                 inv = np.float32(1.0) / scale
                 np.testing.assert_array_equal(np.asarray(u["c"]), np.float32(2.0 ** 20) * inv)
             assert u["b"] is None
@@ -87,6 +88,7 @@ def test_update_matches_torch_grad_scaler(ref_backend, script):
         vs = amp.GradScaler(init, growth, backoff, interval)
         for k, flag in enumerate(flags):
             g = _grads(flag, k)
+            ts.scale(torch.tensor(1.0))  # torch creates its scale here (and asserts it exists in step)
             p.grad = torch.from_numpy(np.asarray(g["a"]).copy())
             ts.step(opt)
             ts.update()

@@ -56,7 +56,9 @@ class GradScaler:
     skipped on the device when an inf/NaN was found; ``update()`` multiplies the scale by
     ``backoff_factor`` after a skipped step, by ``growth_factor`` after ``growth_interval`` steps in a row
     without one (if the result is finite), as PyTorch's ``_amp_update_scale_``. The factors are applied
-    in float32 (PyTorch rounds a float64 product to float32: the same for powers of two).
+    in float32 (PyTorch rounds a float64 product to float32: the same for powers of two). Gradients are
+    multiplied by the scale's float32 reciprocal, as PyTorch's are; above 2^126 it is subnormal, which a GPU
+    may flush to zero (WGSL allows it; the H200 does).
     ``enabled=False`` makes every method a pass-through. ``device``: where the state lives (default: the
     loss's device at the first ``scale``, or the current device for :attr:`arrays`)."""
 
