@@ -143,6 +143,24 @@ def test_each_thread_has_its_own_state(ref_backend):
     assert seen == {"flag": False, "dtype": xp.float32}
 
 
+def test_one_autocast_object_entered_by_several_threads(ref_backend):
+    ctx = amp.autocast(device=ref_backend)
+    barrier, seen = threading.Barrier(4), []
+
+    def worker():
+        with ctx:
+            barrier.wait(10)  # all four inside the same object's block at once
+            seen.append(amp.is_autocast_enabled())
+        seen.append(amp.is_autocast_enabled())
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(seen) == [False] * 4 + [True] * 4 and not amp.is_autocast_enabled()
+
+
 def test_without_shader_f16_a_typed_error_or_the_documented_fallback(ref_backend):
     dev = NoF16Backend()
     with pytest.raises(UnsupportedDTypeError, match="shader-f16") as err:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,17 +96,22 @@ class autocast:  # noqa: N801 - PyTorch's name, used as a function
         self.enabled = enabled
         self.device = device
         self.fallback = fallback
-        self._tokens: list[contextvars.Token[_State | None]] = []
+        # per thread: one autocast object may be entered by several threads at once
+        self._tokens: dict[int, list[contextvars.Token[_State | None]]] = {}
 
     def __enter__(self) -> autocast:
         if self.enabled:
             from ..array._device import current_backend  # why: vyre.amp stays free of vyre.array at import
             check_device(current_backend(self.device), self.fallback)
-        self._tokens.append(_state.set(_State(self.enabled, self.fallback)))
+        self._tokens.setdefault(threading.get_ident(), []).append(_state.set(_State(self.enabled, self.fallback)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _state.reset(self._tokens.pop())
+        tid = threading.get_ident()
+        stack = self._tokens[tid]
+        _state.reset(stack.pop())
+        if not stack:
+            del self._tokens[tid]
 
     def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
