@@ -162,17 +162,6 @@ def check(program: Program) -> None:
     def no(path: str, node: object, message: str, fix: str) -> ValidationError:
         return refuse(program, path, node, message, fix)
 
-    for b in program.sorted_buffers:
-        if b.access is Access.READ_WRITE:
-            raise no(f"buffers[{b.binding}]", b, f"the array {b.name!r} is read and written (InOut): its "
-                     "adjoint would need the values it had before the kernel overwrote them",
-                     "read it from an In array and write the result into a separate Out array")
-        if b.dtype.is_float and b.dtype is not DataType.F32:
-            raise no(f"buffers[{b.binding}]", b, f"the array {b.name!r} is {b.dtype.value}: only f32 arrays are "
-                     "differentiable", "use f32 arrays in a differentiable kernel")
-    if program.workgroup:
-        raise no("workgroup[0]", program.workgroup[0], "workgroup arrays (vyre.shared) and barriers are not "
-                 "differentiable", "write the kernel without vyre.shared: one thread per output element")
     facts = Facts(program)
     stored = False
     allowed: set[str] = set()
@@ -210,6 +199,17 @@ def check(program: Program) -> None:
         if isinstance(s, (Let, VarDecl)) and s.name in facts.active and facts.dtype.get(s.name, DataType.F32).is_vector:
             raise no(path, s, "vector values are not differentiable", "use scalar f32 values")
 
+    for b in program.sorted_buffers:
+        if b.access is Access.READ_WRITE:
+            raise no(f"buffers[{b.binding}]", b, f"the array {b.name!r} is read and written (InOut): its "
+                     "adjoint would need the values it had before the kernel overwrote them",
+                     "read it from an In array and write the result into a separate Out array")
+        if b.dtype.is_float and b.dtype is not DataType.F32:
+            raise no(f"buffers[{b.binding}]", b, f"the array {b.name!r} is {b.dtype.value}: only f32 arrays are "
+                     "differentiable", "use f32 arrays in a differentiable kernel")
+    if program.workgroup:
+        raise no("workgroup[0]", program.workgroup[0], "workgroup arrays (vyre.shared) and barriers are not "
+                 "differentiable", "write the kernel without vyre.shared: one thread per output element")
 
 def _check_expr(no: object, facts: Facts, x: Expr, path: str) -> None:
     fail = no  # (path, node, message, fix) -> ValidationError
