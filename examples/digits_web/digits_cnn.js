@@ -713,7 +713,7 @@ export const MANIFEST = {
     "count": 144,
     "file": "digits_cnn.safetensors",
     "key": "trained.0.weight",
-    "offset": 496,
+    "offset": 480,
     "bytes": 576,
     "dtype": "F32",
     "shape": [
@@ -798,7 +798,7 @@ export const MANIFEST = {
     "count": 16,
     "file": "digits_cnn.safetensors",
     "key": "trained.0.bias",
-    "offset": 432,
+    "offset": 416,
     "bytes": 64,
     "dtype": "F32",
     "shape": [
@@ -832,7 +832,7 @@ export const MANIFEST = {
     "count": 2,
     "file": "digits_cnn.safetensors",
     "key": "p0_p@4",
-    "offset": 11352,
+    "offset": 11336,
     "bytes": 8,
     "dtype": "U32",
     "shape": [
@@ -958,7 +958,7 @@ export const MANIFEST = {
     "count": 2560,
     "file": "digits_cnn.safetensors",
     "key": "trained.4.weight",
-    "offset": 1112,
+    "offset": 1096,
     "bytes": 10240,
     "dtype": "F32",
     "shape": [
@@ -1041,7 +1041,7 @@ export const MANIFEST = {
     "count": 10,
     "file": "digits_cnn.safetensors",
     "key": "trained.4.bias",
-    "offset": 1072,
+    "offset": 1056,
     "bytes": 40,
     "dtype": "F32",
     "shape": [
@@ -3063,8 +3063,8 @@ export const MANIFEST = {
  "weights": {
   "file": "digits_cnn.safetensors",
   "format": "safetensors",
-  "bytes": 11360,
-  "sha256": "ab1014686848cb87fef9622c7f3a3c6367f78af7767611fb28482ecfbf761d59",
+  "bytes": 11344,
+  "sha256": "50454c37964cea6b1d3b5a68f38c328cbe3f4a38df0788aff9dffa78da23fba6",
   "tensors": 5
  }
 };

@@ -64,6 +64,9 @@ def test_a_function_exports_its_steps_and_weights(xb, tmp_path):
     for s in m["steps"]:
         assert s["grid"]["fixed"] and all("elements" in x for x in s["bindings"])
         assert [w["elements"] for w in s["params"]["layout"][4:]] == [x["elements"] for x in s["bindings"]]
+    again = export_function(mlp, x, out_dir=tmp_path / "again", name="mlp")
+    assert (tmp_path / "again" / "mlp.safetensors").read_bytes() == blob  # the same bytes, export to export
+    assert json.loads(again.read_text())["weights"] == m["weights"]
     inline = json.loads(export_unit(unit, tmp_path, name="mlp_inline", weights="inline").read_text())
     assert inline["weights"] is None and all("base64" in b["value"] for b in inline["buffers"]
                                               if b["role"] == "constant")
@@ -117,3 +120,28 @@ def test_bad_functions_are_refused_before_anything_is_written(ref_backend, tmp_p
     with pytest.raises(InvalidArgumentError, match="weights="):
         export_function(lambda a: a * 2, x, out_dir=tmp_path, weights="zip")
     assert not list(tmp_path.iterdir())
+
+
+def test_temporaries_share_buffers_where_their_lives_do_not_overlap(xb):
+    """Four chained matmuls: the third result reuses the first's buffer (dead by then), as vyre.compile's
+    replay shares them; the numbers stay those of the call."""
+    rng = np.random.default_rng(3)
+    wh = (rng.random((32, 32), dtype=np.float32) / 8).astype(np.float32)
+    w = xp.asarray(wh, device=xb)
+
+    def chain(x):
+        for _ in range(4):
+            x = x @ w
+        return x
+
+    x = rng.random((64, 32), dtype=np.float32)
+    unit = from_function(chain, x)
+    binds = [s.bind for s in unit.steps]
+    assert [n for n, b in unit.buffers.items() if b.role == "intermediate"] == ["t0", "t1"], binds
+    assert binds[0][2] == binds[2][2] == "t0" and binds[3][2] == "out"
+    got = unit.run(xb, {"x": x})["out"]
+    assert np.array_equal(got, np.asarray(chain(xp.asarray(x, device=xb))))
+    want = x.astype(np.float64)
+    for _ in range(4):
+        want = want @ wh
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -50,7 +50,8 @@ def from_function(fn: Callable[..., Any], *args: Any, inputs: Sequence[str] | No
                   name: str | None = None, device: Any = None) -> Unit:
     """The unit of calling ``fn(*args)`` (see the module docstring). ``args``: vyre or numpy arrays (numpy
     arrays go to ``device``, default the first vyre argument's backend, else the current one); the module
-    runs on inputs of the same shapes and dtypes. ``inputs`` / ``outputs``: names (default ``fn``'s
+    runs on inputs of the same shapes and dtypes (numpy examples only: the backend of the arrays ``fn``
+    closes over). ``inputs`` / ``outputs``: names (default ``fn``'s
     parameter names; a dict result's keys, else ``out`` or ``out0``, ``out1``...). ``constants``: names for
     arrays ``fn`` reads (beside those found in its closure)."""
     import vyre.array as va  # why: vyre.array is a front end above vyre.export (import on use)
@@ -65,7 +66,11 @@ def from_function(fn: Callable[..., Any], *args: Any, inputs: Sequence[str] | No
     if not args:
         raise InvalidArgumentError(f"{fname}: give example arrays (the export runs on inputs of their shapes)",
                                    fix="export_function(fn, x_example, out_dir=...)")
+    lazy: list[Any] = []
+    reached = _known_constants(fn, constants, lazy)
     backend = device if device is not None else next((a.device for a in args if isinstance(a, Array)), None)
+    if backend is None:  # numpy examples only: the backend of the arrays fn closes over, else the current one
+        backend = next((a.device for a in [*(v for _, v in reached.values()), *lazy]), None)
     backend = backend if backend is not None else va.current_backend()
     names = _input_names(fn, fname, len(args), inputs)
     arrays: list[Any] = []
@@ -79,8 +84,6 @@ def from_function(fn: Callable[..., Any], *args: Any, inputs: Sequence[str] | No
             raise ArgumentTypeError(f"{fname}: input {n!r} is a {type(a).__name__}, not an array",
                                     fix="pass vyre or numpy arrays; close over other values (functools.partial)")
         arrays.append(va.asarray(a, device=backend))  # a copy the traced call may own: the caller's stays as it is
-    lazy: list[Any] = []
-    _known_constants(fn, constants, lazy)
     evaluate([*arrays, *lazy])  # closed-over lazy arrays (fresh weights) get their values: constants, not steps
     evaluate([a for _, a in _results(fn(*arrays), fname, outputs)])  # a warm-up: what runs once only, runs now
     known = _known_constants(fn, constants, [])
@@ -216,12 +219,12 @@ def _unit(fname: str, rec: recording.Recorder, arrays: list[Any], names: list[st
           known: dict[int, tuple[str, Any]], held: dict[int, np.ndarray]) -> Unit:
     from vyre.array._kernels.dtypes import ir_type
 
-    allocated: set[int] = set()
+    allocated: dict[int, bool] = {}  # handle id -> zero-filled
     uploaded: dict[int, np.ndarray] = {}
     steps = [ev[1] for ev in rec.events if ev[0] == "step"]
     for ev in rec.events:
         if ev[0] == "alloc":
-            allocated.add(ev[1].id)
+            allocated[ev[1].id] = bool(ev[2])
         elif ev[0] == "upload":
             raw = uploaded.setdefault(ev[1].id, np.zeros(ev[1].nbytes, np.uint8))  # zero where nothing was written
             data = ev[2][:max(0, ev[1].nbytes - ev[3])]
@@ -243,6 +246,7 @@ def _unit(fname: str, rec: recording.Recorder, arrays: list[Any], names: list[st
         outs[h.id] = (n, a)
     unit_steps: list[UnitStep] = []
     consts = 0
+    temps: dict[str, tuple[int, bool]] = {}  # intermediate -> (bytes, zero-filled)
     for k, s in enumerate(steps):
         decls = s.program.sorted_buffers
         plan = plan_resident(s.program, [h.nbytes for h in s.handles], s.config)
@@ -262,6 +266,7 @@ def _unit(fname: str, rec: recording.Recorder, arrays: list[Any], names: list[st
                 elif h.id in allocated:
                     bname = f"t{sum(b.role == 'intermediate' for b in buffers.values())}"
                     buf = UnitBuffer(bname, d.dtype, max(1, h.nbytes // d.dtype.element_nbytes), "intermediate")
+                    temps[bname] = (h.nbytes, allocated[h.id])
                 else:  # an array fn closes over (or reaches another way): its values now
                     kn = known.get(h.id)
                     if kn is None:
@@ -287,6 +292,7 @@ def _unit(fname: str, rec: recording.Recorder, arrays: list[Any], names: list[st
     if missing:
         raise UnsupportedFeatureError(f"{fname}: result(s) {missing} are not written by any step",
                                       fix="return arrays the function computes")
+    unit_steps = _share(unit_steps, temps, buffers)
     # inputs first, then what stays inside in order of first use, then the outputs in the order returned
     order = [*names, *(n for n, b in buffers.items() if b.role not in ("input", "output")), *(n for n, _ in results)]
     buffers = {n: buffers[n] for n in order}
@@ -295,6 +301,36 @@ def _unit(fname: str, rec: recording.Recorder, arrays: list[Any], names: list[st
                 about={"function": fname, "steps": len(unit_steps),
                        "inputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for a, n in zip(arrays, names)},
                        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in results}})
+
+
+def _share(steps: list[UnitStep], temps: dict[str, tuple[int, bool]], buffers: dict[str, UnitBuffer]
+           ) -> list[UnitStep]:
+    """Intermediates of one size whose lives do not overlap share one buffer (a greedy assignment in step
+    order, as vyre.compile's replay does); a zero-filled one keeps its own (it must start at zero). The
+    steps bind the shared names; each binding keeps its own element count (``UnitStep.counts``)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for k, s in enumerate(steps):
+        for n in s.bind:
+            if n in temps:
+                first.setdefault(n, k)
+                last[n] = k
+    free: dict[int, list[str]] = {}  # bytes -> shared buffers whose last use has passed
+    busy: list[tuple[int, str, int]] = []  # (last step, shared buffer, bytes)
+    into: dict[str, str] = {}
+    for n in sorted(first, key=lambda n: first[n]):
+        nbytes, zeroed = temps[n]
+        for item in [b for b in busy if b[0] < first[n]]:
+            busy.remove(item)
+            free.setdefault(item[2], []).append(item[1])
+        pool = free.get(nbytes, [])
+        into[n] = pool.pop(0) if pool and not zeroed else n
+        if not zeroed:
+            busy.append((last[n], into[n], nbytes))
+    for n, shared in into.items():
+        if shared != n:
+            del buffers[n]
+    return [UnitStep(s.program, tuple(into.get(n, n) for n in s.bind), s.grid, s.grid_dims, s.counts) for s in steps]
 
 
 def _words(name: str, d: BufferDecl, raw: bytes) -> UnitBuffer:

@@ -49,7 +49,8 @@ def weights_file(unit: Unit, file: str) -> tuple[bytes, dict[str, dict[str, Any]
     from safetensors.numpy import save  # why: import time (only exports with a weights file need it)
 
     tensors = {b.name: storage_tensor(b) for b in unit.buffers.values() if b.role == "constant"}
-    data = save(tensors, metadata={"format": "vyre-export", "unit": unit.name}) if tensors else b""
+    # one metadata key: safetensors writes a map of several in no fixed order (the bytes would differ run to run)
+    data = save(tensors, metadata={"format": "vyre-export"}) if tensors else b""
     values: dict[str, dict[str, Any]] = {}
     if data:
         (n,) = struct.unpack("<Q", data[:8])
