@@ -10,8 +10,9 @@ does (vyre/backends/recording.py, the record ``vyre.compile`` replays) and turns
   is sized in vec4 elements there, in f32 elements where another program reads it);
 * the argument buffers are the unit's inputs (named after ``fn``'s parameters), the result arrays its
   outputs (named by ``outputs=``, a returned dict's keys, or ``out``/``out0``...);
-* buffers allocated while tracing are intermediates (one unit buffer per allocation, zero at the
-  start like every buffer a WebGPU device creates); data uploaded while tracing, the arrays ``fn``
+* buffers allocated while tracing are intermediates (zero at the start like every buffer a WebGPU
+  device creates; those of one size whose lives do not overlap share one, as vyre.compile's replay
+  does, except zero-filled allocations); data uploaded while tracing, the arrays ``fn``
   closes over (model weights, random keys) and the shared parameter words of fused kernels
   (``backend.params_handle``) are constants: their storage bytes travel with the export
   (``vyre.export.export_function`` writes them to a safetensors file beside the module).
