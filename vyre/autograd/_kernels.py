@@ -21,7 +21,7 @@ from vyre.array import _record
 from ..errors import InvalidArgumentError
 from ..frontend.diff import Launch
 
-NAME = "vyre.kernel"
+NAME = "autograd.kernel"  # autograd's own node (docs/differentiable.md), like autograd.scatter_add
 
 
 def _launch(launch: Launch, arrays: tuple[Any, ...]) -> None:
