@@ -52,8 +52,8 @@ def test_creation(xb):
 
 
 def test_dtype_errors(xb):
-    for bad in (np.int64, np.uint64, np.float64):
-        with pytest.raises(UnsupportedDTypeError, match="64-bit"):
+    for bad in (np.int8, np.uint16, np.complex64):  # 64-bit dtypes: tests/array/test_float64.py
+        with pytest.raises(UnsupportedDTypeError, match="WGSL has no|hold bool"):
             xp.zeros(3, dtype=bad)
         with pytest.raises(UnsupportedDTypeError, match="astype"):
             xp.asarray(np.zeros(3, dtype=bad))

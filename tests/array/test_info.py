@@ -35,20 +35,24 @@ def test_max_dimensions_work(xb):
 
 def test_dtypes(xb):
     info = xp.__array_namespace_info__()
-    f16 = xb.capabilities().f16
+    caps = xb.capabilities()
+    f16, f64, i64 = caps.f16, caps.f64, caps.int64  # the 64-bit dtypes: tests/array/test_float64.py
     every = info.dtypes(device=xb)
-    assert set(every) == {"bool", "int32", "uint32", "float32"} | ({"float16"} if f16 else set())
+    assert set(every) == {"bool", "int32", "uint32", "float32"} | ({"float16"} if f16 else set()) | (
+        {"float64"} if f64 else set()) | ({"int64", "uint64"} if i64 else set())
     for name, dt in every.items():
         assert dt == getattr(xp, name)
         assert xp.zeros((1,), dtype=dt, device=xb).dtype == dt  # each listed dtype works on the device
     assert info.dtypes(kind="bool") == {"bool": xp.bool}
-    assert info.dtypes(kind="signed integer") == {"int32": xp.int32}
-    assert info.dtypes(kind="unsigned integer") == {"uint32": xp.uint32}
-    assert info.dtypes(kind="integral") == {"int32": xp.int32, "uint32": xp.uint32}
-    assert set(info.dtypes(kind="real floating")) == {"float32"} | ({"float16"} if f16 else set())
+    wide_i = {"int64": xp.int64} if i64 else {}
+    assert info.dtypes(kind="signed integer") == {"int32": xp.int32, **wide_i}
+    assert info.dtypes(kind="unsigned integer") == {"uint32": xp.uint32, **({"uint64": xp.uint64} if i64 else {})}
+    assert set(info.dtypes(kind="integral")) == {"int32", "uint32"} | ({"int64", "uint64"} if i64 else set())
+    assert set(info.dtypes(kind="real floating")) == {"float32"} | ({"float16"} if f16 else set()) | (
+        {"float64"} if f64 else set())
     assert info.dtypes(kind="complex floating") == {}
     assert set(info.dtypes(kind="numeric")) == set(every) - {"bool"}
-    assert set(info.dtypes(kind=("bool", "signed integer"))) == {"bool", "int32"}
+    assert set(info.dtypes(kind=("bool", "signed integer"))) == {"bool", "int32"} | set(wide_i)
     for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "numeric"):
         got = info.dtypes(device=xb, kind=kind)
         assert {n for n, dt in every.items() if xp.isdtype(dt, kind)} == set(got)  # agrees with isdtype

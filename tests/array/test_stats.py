@@ -93,7 +93,8 @@ def test_dtype_rules_and_dtype_argument(xb):
     assert got.dtype == xp.float32 and float(got) == np.float32(an.astype(np.float64).sum())
     assert xp.prod(xp.asarray(bn)).dtype == xp.int32
     with pytest.raises(UnsupportedDTypeError):
-        xp.sum(a, dtype=np.int64)
+        xp.sum(a, dtype=np.int16)
+    assert int(xp.sum(a, dtype=np.int64)) == int(an.astype(np.int64).sum())  # int64: a wider accumulator
     with pytest.raises(DispatchError):
         xp.sum(a, dtype=xp.bool)
 

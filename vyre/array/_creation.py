@@ -139,10 +139,26 @@ def _default_host(obj: Any) -> np.ndarray:
     return host
 
 
+def _typed_host(obj: Any, dt: DType) -> np.ndarray:
+    """Python data converted straight to ``dt`` (so int64/uint64 take Python ints beyond int32, and uint32 those
+    up to 2**32 - 1); a Python int out of ``dt``'s range raises. Anything numpy cannot convert directly goes
+    the default way (_default_host, then astype)."""
+    try:
+        return np.asarray(obj, dtype=dt)
+    except OverflowError:
+        info = np.iinfo(dt) if dt.kind in "iu" else None
+        span = f" [{info.min}, {info.max}]" if info is not None else ""
+        raise UnsupportedDTypeError(f"asarray: a Python int out of the range of {dt}{span}",
+                                    fix="pass values in range, or a wider dtype (int64, uint64)") from None
+    except (ValueError, TypeError):
+        return _default_host(obj)
+
+
 def asarray(obj: Any, /, *, dtype: Any = None, device: Backend | None = None, copy: bool | None = None) -> Array:
     """An array from ``obj``. numpy arrays and buffer-protocol objects keep their dtype (int64, uint64,
-    float64 raise UnsupportedDTypeError: convert with ``.astype`` first, nothing is narrowed silently);
-    Python data gets bool/int32/float32. ``copy=False`` on host data raises (uploading copies)."""
+    float64 where the device has shader-int64 / shader-f64, else UnsupportedDTypeError naming the feature:
+    nothing is narrowed silently); Python data gets bool/int32/float32, or ``dtype`` (Python ints out of its
+    range raise). ``copy=False`` on host data raises (uploading copies)."""
     dt = None if dtype is None else D.as_dtype(dtype, "asarray")
     if copy is not None and not isinstance(copy, (bool, np.bool_)):
         raise ArgumentTypeError(f"asarray: copy must be True, False or None, not {copy!r}", fix="copy=None")
@@ -167,9 +183,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Backend | None = None, co
             not isinstance(obj, (list, tuple, bool, int, float)) and hasattr(obj, "__buffer__")):
         host = np.asarray(obj)
         if dt is None:
-            D.as_dtype(host.dtype, "asarray")  # 64-bit input: a typed error with the fix
+            check_dtype_on(dev, D.as_dtype(host.dtype, "asarray"))  # int8, complex, or 64-bit without the feature
     elif isinstance(obj, memoryview) or isinstance(obj, (bytes, bytearray)):
         host = np.asarray(memoryview(obj))
+    elif dt is not None and dt != D.bool:
+        host = _typed_host(obj, dt)
     else:
         host = _default_host(obj)
     if dt is not None:

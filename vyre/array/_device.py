@@ -11,10 +11,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import ArgumentTypeError, DeviceMismatchError, UnsupportedDTypeError
-from ._kernels.dtypes import DType
+from ._kernels.dtypes import FEATURE_DTYPES, DType
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -77,16 +75,36 @@ def same_device(arrays: Sequence[Any], what: str) -> Backend:
     return dev
 
 
-_f16_cache: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # never keeps a backend alive
+_feature_cache: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()  # never keeps one alive
+
+#: Capabilities field -> the adapter feature it stands for
+_CAPS = (("f16", "shader-f16"), ("f64", "shader-f64"), ("int64", "shader-int64"))
+_FALLBACK = {"shader-f16": "float32", "shader-f64": "float32", "shader-int64": "int32"}
+
+
+def dtype_features(backend: Backend) -> frozenset[str]:
+    """The dtype features (``shader-f16``, ``shader-f64``, ``shader-int64``) ``backend`` offers (cached)."""
+    got = _feature_cache.get(backend)
+    if got is None:
+        caps = backend.capabilities()
+        got = _feature_cache[backend] = frozenset(f for field, f in _CAPS if getattr(caps, field, False))
+    return got
+
+
+def supports_dtype(backend: Backend, dtype: DType) -> bool:
+    """Whether ``backend`` can hold arrays of ``dtype`` (a supported dtype)."""
+    need = FEATURE_DTYPES.get(dtype)
+    return need is None or need in dtype_features(backend)
 
 
 def check_dtype_on(backend: Backend, dtype: DType) -> None:
-    """float16 needs ``shader-f16`` on the backend (checked before any GPU work)."""
-    if dtype != np.float16:
+    """float16 needs ``shader-f16``, float64 ``shader-f64``, int64/uint64 ``shader-int64`` on the backend
+    (checked before any GPU work): UnsupportedDTypeError naming the missing feature."""
+    need = FEATURE_DTYPES.get(dtype)
+    if need is None or need in dtype_features(backend):
         return
-    ok = _f16_cache.get(backend)
-    if ok is None:
-        ok = _f16_cache[backend] = bool(backend.capabilities().f16)
-    if not ok:
-        raise UnsupportedDTypeError(f"float16 arrays need the shader-f16 feature, which {backend!r} lacks",
-                                    fix="use float32, or an adapter with shader-f16 (VYRE_ADAPTER)")
+    raise UnsupportedDTypeError(
+        f"{dtype} arrays need the {need} feature, which {backend!r} lacks"
+        + ("" if need == "shader-f16" else " (64-bit types are wgpu-native extensions, not core WebGPU)"),
+        fix=f"use {_FALLBACK[need]} (x.astype(np.{_FALLBACK[need]}) on the host), or an adapter with {need} "
+            "(VYRE_ADAPTER); __array_namespace_info__().dtypes(device=...) lists what a device holds")

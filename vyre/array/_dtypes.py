@@ -1,5 +1,6 @@
 """The standard's data types and data type functions (2024.12): the dtype objects (bool, int32, uint32,
-float32, float16), ``astype``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype`` and ``result_type``.
+int64, uint64, float32, float16, float64), ``astype``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype`` and
+``result_type``.
 
 The tables behind them (supported dtypes, their IR types, the promotion rule, the range check of Python
 scalars) are in vyre/array/_kernels/dtypes.py, where the kernels and the array object read them; its
@@ -26,12 +27,15 @@ from ._kernels.dtypes import bool as bool  # noqa: A004 - the standard's name
 from ._kernels.dtypes import check_scalar as check_scalar
 from ._kernels.dtypes import float16 as float16
 from ._kernels.dtypes import float32 as float32
+from ._kernels.dtypes import float64 as float64
 from ._kernels.dtypes import int32 as int32
+from ._kernels.dtypes import int64 as int64
 from ._kernels.dtypes import ir_type as ir_type
 from ._kernels.dtypes import is_float as is_float
 from ._kernels.dtypes import is_int as is_int
 from ._kernels.dtypes import promote as promote
 from ._kernels.dtypes import uint32 as uint32
+from ._kernels.dtypes import uint64 as uint64
 from ._kernels.nodes import Map
 
 if TYPE_CHECKING:
@@ -60,12 +64,17 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
 
 
 def can_cast(from_: Any, to: Any) -> builtins.bool:
-    """Whether promotion alone may turn ``from_`` into ``to`` (the standard's table, kinds not mixed)."""
+    """Whether promotion alone may turn ``from_`` into ``to`` (the standard's table, kinds not mixed: a wider
+    type of the same kind, uint32 -> int64)."""
     f = from_.dtype if isinstance(from_, Array) else as_dtype(from_)
     t = as_dtype(to)
     if f == t or f == bool:
         return True
-    return (f, t) == (float16, float32)
+    if is_float(f) and is_float(t):
+        return t.itemsize > f.itemsize
+    if f.kind == t.kind:
+        return t.itemsize > f.itemsize
+    return (f, t) == (uint32, int64)
 
 
 def isdtype(dtype: Any, kind: Any) -> builtins.bool:
@@ -131,5 +140,5 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Backe
     return Array(x.shape, dt, x.device, Map("astype" if dt != x.dtype else "positive", (x._node(),), dt, x.shape))
 
 
-__all__ = ["bool", "int32", "uint32", "float32", "float16", "astype", "result_type", "can_cast", "isdtype", "finfo",
-           "iinfo"]
+__all__ = ["bool", "int32", "uint32", "int64", "uint64", "float32", "float16", "float64", "astype", "result_type",
+           "can_cast", "isdtype", "finfo", "iinfo"]

@@ -199,11 +199,11 @@ def copysign(x1: Any, x2: Any, /) -> Array: return apply("copysign", [x1, x2], a
 
 
 def nextafter(x1: Any, x2: Any, /) -> Array:
-    """The next float32 after x1 toward x2 (float32 only: float16 raises; results that are subnormal may be
+    """The next float32 (or float64) after x1 toward x2 (float16 raises; results that are subnormal may be
     flushed to zero by GPUs)."""
     r = apply("nextafter", [x1, x2], accept="f", float_only=True)
-    if r.dtype != D.float32:
-        raise UnsupportedDTypeError("nextafter supports float32 only", fix="astype(float32) first")
+    if r.dtype not in (D.float32, D.float64):
+        raise UnsupportedDTypeError("nextafter supports float32 and float64 only", fix="astype(float32) first")
     return r
 
 

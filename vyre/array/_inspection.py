@@ -2,9 +2,11 @@
 with ``capabilities``, ``default_device``, ``default_dtypes``, ``dtypes`` and ``devices``.
 
 A device is a vyre backend (see _device). ``float16`` is listed for a device only when it has the
-``shader-f16`` feature. There are no complex dtypes, so ``default_dtypes`` has no ``"complex floating"``
-entry and ``dtypes(kind="complex floating")`` is empty. "max dimensions" is 32: the elementwise
-broadcasting and host transfers go through numpy, whose broadcasting takes at most 32 dimensions.
+``shader-f16`` feature, ``float64`` only with ``shader-f64`` and ``int64``/``uint64`` only with
+``shader-int64`` (array-API clients such as scikit-learn check ``dtypes()`` and fall back to float32). There
+are no complex dtypes, so ``default_dtypes`` has no ``"complex floating"`` entry and
+``dtypes(kind="complex floating")`` is empty. "max dimensions" is 32: the elementwise broadcasting and host
+transfers go through numpy, whose broadcasting takes at most 32 dimensions.
 """
 
 from __future__ import annotations
@@ -13,25 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from . import _dtypes as D
-from ._device import current_backend, default_backend
+from ._device import current_backend, default_backend, supports_dtype
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
 
 _KINDS: dict[str, tuple[str, ...]] = {
     "bool": ("bool",),
-    "signed integer": ("int32",),
-    "unsigned integer": ("uint32",),
-    "integral": ("int32", "uint32"),
-    "real floating": ("float16", "float32"),
+    "signed integer": ("int32", "int64"),
+    "unsigned integer": ("uint32", "uint64"),
+    "integral": ("int32", "int64", "uint32", "uint64"),
+    "real floating": ("float16", "float32", "float64"),
     "complex floating": (),
-    "numeric": ("int32", "uint32", "float16", "float32"),
+    "numeric": ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"),
 }
-_ALL = ("bool", "int32", "uint32", "float16", "float32")
-
-
-def _has_f16(device: Backend) -> bool:
-    return bool(device.capabilities().f16)
+_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float16", "float32", "float64")
 
 
 class Info:
@@ -48,12 +46,13 @@ class Info:
         return current_backend()
 
     def default_dtypes(self, *, device: Backend | None = None) -> dict[str, Any]:
-        """float32, int32 (also the index dtype: no 64-bit integers), the same on every device; no complex
-        entry (no complex dtypes)."""
+        """float32, int32 (also the index dtype), the same on every device, also one with float64/int64 (a
+        Python float stays float32 there); no complex entry (no complex dtypes)."""
         return {"real floating": D.float32, "integral": D.int32, "indexing": D.int32}
 
     def dtypes(self, *, device: Backend | None = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The supported dtypes by name (float16 only when ``device`` has shader-f16), optionally of
+        """The dtypes ``device`` holds by name (float16 only with shader-f16, float64 only with shader-f64,
+        int64 and uint64 only with shader-int64), optionally of
         ``kind`` (a kind name of the standard, or a tuple of them: the union)."""
         dev = current_backend(device)
         if kind is None:
@@ -64,9 +63,7 @@ class Info:
                 if k not in _KINDS:
                     raise InvalidArgumentError(f"dtypes: unknown kind {k!r}", fix=f"use one of {sorted(_KINDS)}")
             names = tuple(n for n in _ALL if any(n in _KINDS[k] for k in kinds))
-        if "float16" in names and not _has_f16(dev):
-            names = tuple(n for n in names if n != "float16")
-        return {n: getattr(D, n) for n in names}
+        return {n: getattr(D, n) for n in names if supports_dtype(dev, getattr(D, n))}
 
     def devices(self) -> list[Any]:
         """The backends available: the default one, and the one of the current ``vyre.use`` block when it

@@ -32,6 +32,7 @@ from ._creation import asarray, zeros
 from ._device import same_device
 from ._elementwise import where
 from ._kernels import search as K
+from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import cut, plan
 from ._kernels.nodes import Leaf, Map, Node, collect
 from ._kernels.pipeline import run_pipeline_on
@@ -79,6 +80,20 @@ def fused_node(x: Array) -> Node:
     return node
 
 
+def _wide_rank(x: Array, axis: int | None, is_max: bool) -> Array:
+    """For argmax/argmin of a 64-bit array: 2 at a NaN, 1 where the value equals the maximum (minimum) of its
+    row, else 0 (int32): the first largest rank is numpy's answer (the first NaN, else the first extreme)."""
+    from ._elementwise import equal, isnan
+    from ._statistical import max as amax
+    from ._statistical import min as amin
+
+    extreme = (amax if is_max else amin)(x, axis=axis, keepdims=True)
+    hit = where(equal(x, extreme), asarray(1, device=x.device), asarray(0, device=x.device))
+    if x.dtype.kind != "f":
+        return hit
+    return where(isnan(x), asarray(2, device=x.device), hit)
+
+
 def _arg(x: Any, axis: Any, keepdims: bool, key_op: str, what: str) -> Array:
     x = check_array(x, what)
     if x.dtype.kind not in "biuf":
@@ -98,6 +113,9 @@ def _arg(x: Any, axis: Any, keepdims: bool, key_op: str, what: str) -> Array:
                                    fix="reduce along a non-empty axis")
     if outer * inner == 0:
         return zeros(out_shape, dtype=D.int32, device=x.device)
+    if x.dtype.itemsize == 8:  # no 64-bit order key: rank each element against the extreme (lazy, fused)
+        x = _wide_rank(x, ax, key_op == "search_key")
+        key_op = "search_key"
     keys = u32_of(x, key_op)
     out = run_pipeline_on(K.reduce_pipeline("argmax", outer, length, inner), [keys])[0]
     return as_int32(out, out_shape)
@@ -187,6 +205,7 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     dt = D.result_type(x1.dtype, x2.dtype)
     if dt.kind not in "biuf":
         raise UnsupportedDTypeError(f"searchsorted needs real-valued arrays, got {dt}", fix="astype first")
+    refuse_wide_keys(dt, "searchsorted")
     srt = None
     if sorter is not None:
         sorter = check_array(sorter, "searchsorted")

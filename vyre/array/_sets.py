@@ -22,6 +22,7 @@ from . import _dtypes as D
 from ._array import Array
 from ._creation import ones, zeros
 from ._kernels import sets as K
+from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import plan
 from ._kernels.nodes import Map
 from ._kernels.pipeline import run_pipeline_on
@@ -51,6 +52,7 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
                                 fix="convert with vyre.array.asarray first")
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued or bool array, got {x.dtype}", fix="astype first")
+    refuse_wide_keys(x.dtype, what)
     n, dev = x.size, x.device
     flat = reshape(x, (n,))
     if n <= 1:  # nothing to sort: the values are themselves (a new array)

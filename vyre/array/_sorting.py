@@ -16,6 +16,7 @@ from ..errors import InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import zeros
+from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import plan_for_node
 from ._kernels.nodes import collect
 from ._kernels.pipeline import run_pipeline_on
@@ -29,6 +30,7 @@ def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int
     x = check_array(x, what)
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
+    refuse_wide_keys(x.dtype, what)
     if x.ndim == 0:
         raise InvalidArgumentError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
     ax = axis_of(axis, x.ndim, what)

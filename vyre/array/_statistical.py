@@ -81,7 +81,7 @@ def _sum_dtype(x: Array, dtype: Any, name: str) -> DType:
 
 
 def _acc(d: DType) -> str:
-    return "f32" if d.kind == "f" else D.ir_type(d).value
+    return ("f64" if d == D.float64 else "f32") if d.kind == "f" else D.ir_type(d).value
 
 
 def _reduce(x: Array, op: str, axis: Axis, keepdims: bool, out: DType, name: str, *,
@@ -130,13 +130,14 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
-    """Variance over ``axis``: sum((x - mean)^2) / max(N - correction, 0), two passes in f32."""
+    """Variance over ``axis``: sum((x - mean)^2) / max(N - correction, 0), two passes in f32 (f64 for
+    float64)."""
     _check(x, "var", "f")
     return _var(x, axis, correction, keepdims, "var")
 
 
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
-    """Standard deviation over ``axis``: sqrt of :func:`var` (computed in f32)."""
+    """Standard deviation over ``axis``: sqrt of :func:`var` (computed in f32; f64 for float64)."""
     _check(x, "std", "f")
     v = _var(x, axis, correction, keepdims, "std", cast=False)
     return _back(sqrt(v), x.dtype)
@@ -152,13 +153,14 @@ def _var(x: Array, axis: Axis, correction: Any, keepdims: bool, name: str, cast:
                                    fix="e.g. correction=1 for the unbiased sample variance")
     axes = normalize_axes(axis, x.ndim, name)
     n = math.prod(x.shape[d] for d in axes)
-    xf = D.astype(x, D.float32) if x.dtype != D.float32 else x  # lazy: fused into both passes
+    work = D.float64 if x.dtype == D.float64 else D.float32
+    xf = D.astype(x, work) if x.dtype != work else x  # lazy: fused into both passes
     if n == 0:
         shape = _out_shape(x.shape, axes, keepdims)
-        return full(shape, math.nan, dtype=D.float32 if not cast else x.dtype, device=x.device)
-    m = _reduce(xf, "sum", axes, True, D.float32, name, empty=math.nan, divide=True)
+        return full(shape, math.nan, dtype=work if not cast else x.dtype, device=x.device)
+    m = _reduce(xf, "sum", axes, True, work, name, empty=math.nan, divide=True)
     d = xf - m
-    ss = _reduce(d * d, "sum", axes, keepdims, D.float32, name, empty=math.nan)
+    ss = _reduce(d * d, "sum", axes, keepdims, work, name, empty=math.nan)
     v = ss / float(builtins.max(n - correction, 0))
     return _back(v, x.dtype) if cast else v
 
@@ -181,7 +183,7 @@ def _cumulative(x: Array, op: str, axis: int | None, out_dtype: DType, include_i
     axis %= x.ndim
     outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
     shape = (*x.shape[:axis], length + int(include_initial), *x.shape[axis + 1:])
-    red = Reduction(op, "f32" if out_dtype.kind == "f" else D.ir_type(out_dtype).value, out_dtype)
+    red = Reduction(op, _acc(out_dtype), out_dtype)
     res = Array(shape, out_dtype, x.device)
     if outer * inner == 0 or (length == 0 and not include_initial):
         res._allocate()

@@ -2,12 +2,16 @@
 pairwise promotion rule and the range check of Python scalars. The standard's data-type functions that
 take arrays (``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``astype``) are in vyre/array/_dtypes.py.
 
-Supported: bool, int32, uint32, float32, float16 (float16 only on backends with ``shader-f16``). The IR has no
-64-bit types, so int64/uint64/float64 raise :class:`~vyre.errors.UnsupportedDTypeError`; numpy input of
-those dtypes is refused (never narrowed silently).
+Supported: bool, int32, uint32, float32, and on backends with the adapter features float16 (``shader-f16``),
+float64 (``shader-f64``), int64 and uint64 (``shader-int64``: wgpu-native's extensions, which lavapipe and
+the usual Vulkan drivers have). On a backend without them those dtypes raise
+:class:`~vyre.errors.UnsupportedDTypeError` before any GPU work (vyre/array/_device.py:check_dtype_on);
+int8/int16/uint8/uint16 and complex dtypes are always refused, and nothing is narrowed silently.
 
-Promotion follows the standard within a kind (int32 + uint32 has no common type there: vyre picks int32,
-wrapping, like the IR's integer arithmetic). Mixed kinds are implementation-defined; vyre's choices:
+Promotion follows the standard within a kind (int32 + int64 -> int64, uint32 + int64 -> int64, uint32 + uint64
+-> uint64, float32 + float64 -> float64). A signed and an unsigned integer type of the same width (int32 +
+uint32, int64 + uint64; int32 + uint64 too) have no common type there: vyre picks the signed type of the wider
+width, wrapping, like the IR's integer arithmetic. Mixed kinds are implementation-defined; vyre's choices:
 bool + number -> the number's dtype; integer + float -> the float dtype (float16 + int32 -> float16, as
 numpy does not). Python scalars take the array's dtype (range-checked: out of range raises); a Python float
 with an integer or bool array gives float32, a Python int with a bool array int32.
@@ -30,18 +34,23 @@ int32 = np.dtype(np.int32)
 uint32 = np.dtype(np.uint32)
 float32 = np.dtype(np.float32)
 float16 = np.dtype(np.float16)
+float64 = np.dtype(np.float64)
+int64 = np.dtype(np.int64)
+uint64 = np.dtype(np.uint64)
 
-SUPPORTED = (bool, int32, uint32, float32, float16)
-INTS = (int32, uint32)
-FLOATS = (float32, float16)
-_IR = {bool: DataType.BOOL, int32: DataType.I32, uint32: DataType.U32, float32: DataType.F32, float16: DataType.F16}
-_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.int16, np.int8, np.uint16, np.uint8,
-                               np.complex64, np.complex128)}
+SUPPORTED = (bool, int32, uint32, float32, float16, int64, uint64, float64)
+INTS = (int32, uint32, int64, uint64)
+FLOATS = (float32, float16, float64)
+#: the dtypes that need an adapter feature (vyre/array/_device.py checks it per backend)
+FEATURE_DTYPES = {float16: "shader-f16", float64: "shader-f64", int64: "shader-int64", uint64: "shader-int64"}
+_IR = {bool: DataType.BOOL, int32: DataType.I32, uint32: DataType.U32, float32: DataType.F32, float16: DataType.F16,
+       float64: DataType.F64, int64: DataType.I64, uint64: DataType.U64}
 
 
 def as_dtype(dtype: Any, what: str = "dtype") -> DType:
     """``dtype`` (a numpy dtype, a type such as ``np.float32``, or a name) as one of the supported numpy
-    dtypes; anything else raises UnsupportedDTypeError (64-bit types: the IR has none)."""
+    dtypes; anything else raises UnsupportedDTypeError. Whether a backend has the feature a dtype needs
+    (float16, float64, int64, uint64) is checked where arrays are made (_device.check_dtype_on)."""
     if dtype is float:
         return float32
     if dtype is int:
@@ -50,11 +59,12 @@ def as_dtype(dtype: Any, what: str = "dtype") -> DType:
         d = np.dtype(dtype)
     except TypeError:
         raise UnsupportedDTypeError(f"{what}: {dtype!r} is not a data type",
-                                    fix="use one of bool, int32, uint32, float32, float16") from None
+                                    fix="use one of bool, int32, uint32, float32, float16, int64, uint64, float64"
+                                    ) from None
     if d in SUPPORTED:
         return cast(DType, d)
-    why = ("the vyre IR has no 64-bit types (WGSL has none in its core)" if d.itemsize == 8 and d.kind in "iuf"
-           else "vyre arrays hold bool, int32, uint32, float32 and float16 only")
+    why = ("WGSL has no 8- or 16-bit integer storage types" if d.kind in "iu"
+           else "vyre arrays hold bool, int32, uint32, int64, uint64, float16, float32 and float64 only")
     raise UnsupportedDTypeError(f"{what}: {d} is not supported: {why}",
                                 fix=f"convert first (e.g. x.astype(np.{_narrow(d)})) or pick a supported dtype")
 
@@ -81,12 +91,25 @@ def promote(a: DType, b: DType) -> DType:
     if b == bool:
         return a
     if is_float(a) and is_float(b):
-        return float32
+        return float64 if float64 in (a, b) else float32
     if is_float(a):
         return a
     if is_float(b):
         return b
-    return int32  # int32 with uint32
+    if a.kind == b.kind:  # both signed or both unsigned: the wider
+        return a if a.itemsize >= b.itemsize else b
+    return int64 if 8 in (a.itemsize, b.itemsize) else int32  # signed with unsigned: wrapping (docstring)
+
+
+def refuse_wide_keys(dtype: DType, what: str) -> None:
+    """The radix sort and its users (sort, argsort, searchsorted, the unique functions) order 32-bit keys:
+    a 64-bit dtype raises UnsupportedDTypeError (before any GPU work)."""
+    if dtype.itemsize == 8:
+        narrow = "float32" if dtype.kind == "f" else "int32"
+        raise UnsupportedDTypeError(
+            f"{what} of {dtype} is not supported: vyre's radix sort orders 32-bit keys (a 64-bit key needs two "
+            "passes, not written yet)",
+            fix=f"convert first (x.astype({narrow}) where the values fit), or sort on the host (np.sort)")
 
 
 def check_scalar(value: Any, dtype: DType, what: str) -> None:
@@ -106,5 +129,6 @@ def check_scalar(value: Any, dtype: DType, what: str) -> None:
                                     fix="convert the array first (x.astype(int32))")
 
 
-__all__ = ["DType", "bool", "int32", "uint32", "float32", "float16", "SUPPORTED", "INTS", "FLOATS", "as_dtype",
+__all__ = ["DType", "bool", "int32", "uint32", "float32", "float16", "float64", "int64", "uint64", "SUPPORTED", "INTS",
+           "FLOATS", "FEATURE_DTYPES", "as_dtype", "refuse_wide_keys",
            "ir_type", "is_float", "is_int", "promote", "check_scalar"]

@@ -232,3 +232,5 @@ def _sign(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> V
 
 
 __all__: list[str] = []  # the ops are registered in OPS on import
+
+from . import elementwise64  # noqa: E402, F401 - wraps the ops with a 64-bit form (after the 32-bit ones)

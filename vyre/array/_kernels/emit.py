@@ -15,7 +15,7 @@ from ...ir.builder import ProgramBuilder
 from ...ir.types import DataType
 from ...ir.values import BufRef, Val
 from .dtypes import DType, ir_type
-from .nodes import Leaf, Map, Node, Scalar, View, collect
+from .nodes import Leaf, Map, Node, Scalar, View, collect, scalar_slots
 
 #: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val (unique names).
 OPS: dict[str, Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]] = {}
@@ -34,9 +34,9 @@ class Emitter:
         for k, leaf in enumerate(self.leaves):
             t, count = self.leaf_buffer(leaf)
             self.bufs[leaf.ident] = b.buffer(f"{prefix}{k}", t, "read", count=count)
-        self.params = (b.buffer(f"{prefix}_p", "u32", "read", count=len(self.scalars))
-                       if self.scalars else None)
-        self._slot = {id(s): k for k, s in enumerate(self.scalars)}
+        slots, words = scalar_slots(self.scalars)
+        self.params = b.buffer(f"{prefix}_p", "u32", "read", count=words) if self.scalars else None
+        self._slot = {id(s): k for k, s in zip(slots, self.scalars)}
 
     def leaf_buffer(self, leaf: Leaf) -> tuple[Any, int]:
         """The element type and count a leaf's buffer is declared with."""
@@ -55,6 +55,9 @@ class Emitter:
             return w != 0
         if t == DataType.F16:
             return w.bitcast("f32").cast("f16")
+        if t.is_64bit:  # two words, low first (nodes.scalar_words)
+            hi = self.params[self._slot[id(n)] + 1]
+            return self.b.vec("vec2<u32>", w, hi).bitcast(t)
         return w if t == DataType.U32 else w.bitcast(t)
 
     def map(self, n: Map, args: list[Val]) -> Val:

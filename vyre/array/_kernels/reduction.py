@@ -2,8 +2,9 @@
 reduce_columns.py) and the cumulative ones (scan.py): :class:`Reduction` (the op, its accumulator,
 identity, combination and finish), :func:`load` (an element as an accumulator value) and the launch
 constants. Accumulation: float16 and float32 accumulate in f32 (float16 results are rounded once at the
-end); int32 and uint32 wrap (bit-exact with numpy's wrapping int32/uint32 arithmetic); min/max propagate
-NaN (tested on the bits, see float_math.isnan). Their programs share the registry's ``reduce`` family.
+end), float64 in f64; int32, uint32, int64 and uint64 wrap (bit-exact with numpy's wrapping integer
+arithmetic); min/max propagate NaN (tested on the bits, see float_math.isnan). Their programs share the
+registry's ``reduce`` family.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ...ir.program import Program
 from ...ir.values import Val
 from . import cache
 from . import float_math as M
+from . import float_math64 as M64
 from .dtypes import DType, ir_type
 
 WG = 256  # lanes per workgroup
@@ -28,13 +30,16 @@ UNROLL = 4  # independent accumulators per lane in the tree kernel's loop
 
 _F32_IDENT = {"sum": -0.0, "prod": 1.0, "min": math.inf, "max": -math.inf}
 _INT_IDENT = {"i32": {"sum": 0, "prod": 1, "min": 2**31 - 1, "max": -(2**31)},
-              "u32": {"sum": 0, "prod": 1, "min": 2**32 - 1, "max": 0}}
+              "u32": {"sum": 0, "prod": 1, "min": 2**32 - 1, "max": 0},
+              "i64": {"sum": 0, "prod": 1, "min": 2**63 - 1, "max": -(2**63)},
+              "u64": {"sum": 0, "prod": 1, "min": 2**64 - 1, "max": 0}}
 
 
 @dataclass(frozen=True)
 class Reduction:
-    """What to compute: ``op`` (sum, prod, min, max) accumulating in ``acc`` (f32, i32, u32), the result
-    dtype ``out`` (numpy), and ``divide`` (the result is divided by it, in f32: mean's N; 0 = not)."""
+    """What to compute: ``op`` (sum, prod, min, max) accumulating in ``acc`` (f32, f64, i32, u32, i64, u64), the
+    result dtype ``out`` (numpy), and ``divide`` (the result is divided by it, in the float accumulator: mean's
+    N; 0 = not)."""
 
     op: str
     acc: str
@@ -42,8 +47,8 @@ class Reduction:
     divide: float = 0.0
 
     def identity(self, b: ProgramBuilder) -> Val:
-        if self.acc == "f32":
-            return b.lit(_F32_IDENT[self.op], "f32")
+        if self.acc in ("f32", "f64"):
+            return b.lit(_F32_IDENT[self.op], self.acc)
         return b.lit(_INT_IDENT[self.acc][self.op], self.acc)
 
     def combine(self, b: ProgramBuilder, x: Val, y: Val) -> Val:
@@ -52,13 +57,15 @@ class Reduction:
         if self.op == "prod":
             return x * y
         r = b.min(x, y) if self.op == "min" else b.max(x, y)
+        if self.acc == "f64":
+            return b.select(M64.isnan(b, x) | M64.isnan(b, y), x + y, r)
         if self.acc != "f32":
             return r
         return b.select(M.isnan(b, x) | M.isnan(b, y), x + y, r)  # x + y is NaN: propagate it
 
     def finish(self, b: ProgramBuilder, v: Val) -> Val:
         if self.divide:
-            v = v / b.lit(float(self.divide), "f32")
+            v = v / b.lit(float(self.divide), "f64" if self.acc == "f64" else "f32")
         t = ir_type(self.out).value
         return v if t == self.acc else v.cast(t)
 
