@@ -1,14 +1,15 @@
 """Several independent arrays of one size evaluated together share one kernel with several outputs (an
 optimizer step's parameter and moments); the values are those of evaluating each alone (bit-identical on
 the reference backend; within an ulp on a GPU, whose compiler may contract a*b+c differently in another
-kernel); arrays of other sizes and groups past WebGPU's 8 storage buffers get
-kernels of their own."""
+kernel); arrays of other sizes and groups past the device's storage buffers per kernel (WebGPU's default 8
+on the reference backend; lavapipe has 32) get kernels of their own."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import vyre.array as xp
+from vyre.array._kernels.fused import storage_limit
 
 
 def _arrays(n, k, seed=0):
@@ -57,10 +58,10 @@ def test_what_cannot_share_a_kernel(xb):
     xs = [a * 2, b * 2]
     assert _kernels([*xs, second]) == 1
     np.testing.assert_allclose(np.asarray(dependent), np.asarray(a) * 3 + 1, rtol=1e-6)
-    _, many = _arrays(16, 7, seed=3)  # 7 leaves + params + 3 outputs > 8 storage buffers: split
+    _, many = _arrays(16, 7, seed=3)  # 7 leaves + params + 3 outputs = 11 storage buffers: split below that
     outs = [many[0] + many[1] + many[2] + many[3] + 1.0, many[4] * many[5] * many[6], many[0] - many[6]]
     n = _kernels(outs)
-    assert n >= 2
+    assert n >= 2 if storage_limit(many[0].device) < 11 else n == 1
     want = [sum(np.asarray(x) for x in many[:4]) + 1, np.asarray(many[4]) * np.asarray(many[5]) * np.asarray(many[6]),
             np.asarray(many[0]) - np.asarray(many[6])]
     for o, w in zip(outs, want):

@@ -44,6 +44,8 @@ class Capabilities:
     #: the 64-bit types (f64; i64 and u64), wgpu-native's shader-f64 / shader-int64 extensions
     f64: bool = False
     int64: bool = False
+    #: storage buffers one kernel may bind (WebGPU's default is 8; the device may have more)
+    max_storage_buffers_per_stage: int = 8
 
 
 #: A byte range of a resident buffer: a whole handle, or ``(handle, byte offset, nbytes)``.

@@ -117,7 +117,19 @@ def group_program(nodes: list[Node]) -> tuple[Program, list[Leaf], bytes | None]
     return prog, c.leaves, scalar_words(c.scalars) if c.scalars else None
 
 
-def _joinable(group: list[tuple[Buffer, Node]], buf: Buffer, node: Node) -> bool:
+_storage_limits: dict[int, int] = {}
+
+
+def storage_limit(be: Any) -> int:
+    """The storage buffers one kernel may bind on ``be`` (its device's limit; 8, WebGPU's default, where
+    a backend does not say), asked once per backend."""
+    got = _storage_limits.get(id(be))
+    if got is None:
+        got = _storage_limits[id(be)] = int(getattr(be.capabilities(), "max_storage_buffers_per_stage", 8))
+    return got
+
+
+def _joinable(group: list[tuple[Buffer, Node]], buf: Buffer, node: Node, limit: int = 8) -> bool:
     """Whether ``node`` (filling ``buf``) can join the multi-output kernel of ``group``."""
     if not group:
         return True
@@ -130,7 +142,21 @@ def _joinable(group: list[tuple[Buffer, Node]], buf: Buffer, node: Node) -> bool
         return False  # one reads another's buffer: a kernel of its own, after
     leaves = frozenset().union(node.leaf_ids, *(m.leaf_ids for _, m in group))
     scalars = bool(node.scalars) or any(m.scalars for _, m in group)
-    return len(leaves) + int(scalars) + len(group) + 1 <= MAX_LEAVES + 2  # WebGPU's 8 storage buffers
+    # the device's storage buffers: leaves, parameters, outputs, and llvmpipe's loop-trap buffer if a loop
+    trap = any(_loops(m) for m in (node, *(m for _, m in group)))
+    return len(leaves) + int(scalars) + len(group) + 1 + int(trap) <= limit
+
+
+def _loops(node: Node) -> bool:
+    """Whether ``node``'s kernel code has a loop (integer ``pow``: square and multiply): llvmpipe's loop
+    trap then binds one more storage buffer."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Map) and n.op == "pow" and n.dtype.kind in "iu":
+            return True
+        todo.extend(n.children())
+    return False
 
 
 def cut(args: list[Node], arrays: list[Any]) -> list[Node]:
@@ -282,6 +308,7 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
             roots.append(a._buf)  # deferred work
     roots.extend(pending_buffers(nodes))
     built: set[int] = set()
+    limit = storage_limit(be)
     # consecutive independent trees of one element count share a kernel (several outputs): an optimizer's
     # new parameter and moments are one dispatch, not three
     group: list[tuple[Buffer, Node]] = []
@@ -298,7 +325,7 @@ def plan(arrays: list[Array], backend: Backend | None = None, nodes: Sequence[No
             continue
         if node.count == 0:
             continue
-        if not _joinable(group, buf, node):
+        if not _joinable(group, buf, node, limit):
             _flush(p, group)
         group.append((buf, node))
     _flush(p, group)

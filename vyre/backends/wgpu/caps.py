@@ -61,7 +61,8 @@ def capabilities(dev: Device) -> Capabilities:
         max_workgroups_per_dimension=dev.limit("max-compute-workgroups-per-dimension"),
         max_workgroup_size=max_workgroup_size(dev),
         max_invocations_per_workgroup=dev.limit("max-compute-invocations-per-workgroup"),
-        f64="shader-f64" in f, int64="shader-int64" in f)
+        f64="shader-f64" in f, int64="shader-int64" in f,
+        max_storage_buffers_per_stage=dev.limit("max-storage-buffers-per-shader-stage", 8))
 
 
 def device_profile(dev: Device) -> DeviceProfile:
