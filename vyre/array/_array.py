@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..backends import recording
 from ..backends.host import storage_nbytes
 from ..errors import ArgumentTypeError, DispatchError, InvalidArgumentError, VyreError
 from ._kernels.dtypes import DType, ir_type
@@ -104,6 +105,14 @@ class Array:
             raise DispatchError("array is not materialised", fix="call x.evaluate() first")
         return self._buf.handle
 
+    def _deferred(self) -> Array:
+        """Keep this pending expression out of the trees that read it: they read its buffer instead, which
+        the same submission computes first (a small value many kernels share: an optimizer's step counts)."""
+        if self._expr is not None:
+            self._allocate(zeroed=False)
+            self._expr = None
+        return self
+
     def _node(self) -> Node:
         """The array as an expression node: its pending tree, or a leaf reading its buffer."""
         return self._expr if self._expr is not None else Leaf(self)
@@ -129,6 +138,7 @@ class Array:
         such pending readers, so the array moves to a copy first and they keep the old values."""
         h = self.handle
         if sys.getrefcount(self._buf) > 2:
+            recording.rebinding(self, self._buf)
             self._buf = self.astype(self.dtype, copy=True).evaluate()._buf
             h = self.handle
         return h
@@ -271,7 +281,21 @@ class Array:
             raise InvalidArgumentError(f"in-place operation would change {self._dtype}{list(self._shape)} into "
                                        f"{result.dtype}{list(result.shape)}", fix="use the out-of-place operator")
         result.evaluate()
+        recording.rebinding(self, self._buf)
         self._buf, self._expr = result._buf, None
+        return self
+
+    def _adopt(self, new: Array) -> Array:
+        """This array object takes ``new``'s contents (pending or not) without evaluating: the same object
+        then holds the new values, as an in-place update would (an optimizer's parameters and state).
+        Expressions pending on the old values keep the old buffer through their leaves."""
+        if new._dtype != self._dtype or new._shape != self._shape or new._device is not self._device:
+            raise InvalidArgumentError(f"cannot update {self._dtype}{list(self._shape)} in place with "
+                                       f"{new._dtype}{list(new._shape)} (or another backend's array)",
+                                       fix="an array of the same shape, dtype and backend")
+        if new is not self:
+            recording.rebinding(self, self._buf)
+            self._buf, self._expr = new._buf, new._expr
         return self
 
     def __iadd__(self, o: Any) -> Array: return self._inplace(self + o)

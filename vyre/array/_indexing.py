@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..backends import recording
 from ..errors import (
     ArgumentTypeError,
     DeviceMismatchError,
@@ -344,6 +345,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     scatter_step(plan, dst, x.size, x.dtype, (shape, offset, strides), node)
     plan.run()
     if target is not None:
+        recording.rebinding(x, x._buf)
         x._buf = target._buf  # pending readers of the old values keep the old buffer
 
 

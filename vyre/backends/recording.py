@@ -52,6 +52,10 @@ class Recorder:
     params: set[int] = field(default_factory=set)
     words: dict[int, bytes] = field(default_factory=dict)  # params handle id -> its words (vyre.export reads them)
     depth: int = 0  # > 0 inside a hooked call: a backend method calling another is recorded once
+    # id(array) -> (array, its buffer object before the first rebinding in this call): arrays that got a
+    # new buffer while traced (in-place operators, an optimizer's update); vyre.compile writes the new
+    # contents back into the old buffers of the arrays it closed over, so a replay can too
+    rebinds: dict[int, tuple[Any, Any]] = field(default_factory=dict)
 
     def refuse(self, what: str, why: str, fix: str) -> None:
         raise TraceError(f"vyre.compile: {what} inside a traced function {why}", fix=fix)
@@ -65,6 +69,14 @@ class Recorder:
 def active() -> Recorder | None:
     """The recorder of this thread or task, if any."""
     return _active.get()
+
+
+def rebinding(obj: Any, old: Any) -> None:
+    """``obj`` (an array) is about to give up its buffer object ``old`` for another: noted once per traced
+    call (the first ``old`` is the one that matters)."""
+    rec = _active.get()
+    if rec is not None and old is not None:
+        rec.rebinds.setdefault(id(obj), (obj, old))
 
 
 @contextlib.contextmanager

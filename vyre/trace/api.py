@@ -126,7 +126,8 @@ class Compiled(Generic[R]):
             results: list[Array] = []
             struct = flatten(out, results, "result")
             changed = [k for k, a in enumerate(leaves) if a._buf is not bufs[k] or a.is_lazy]
-            evaluate([*results, *(leaves[k] for k in changed)])
+            kept = _kept_state(rec, start)
+            evaluate([*results, *(leaves[k] for k in changed), *(a for a, _ in kept)])
         # an argument written in place (x[...] = v, a kernel's InOut): on replay it gets the new contents too
         hit = {h.id for ev in rec.events if ev[0] == "step"
                for h, w in zip(ev[1].handles, recording.written(ev[1])) if w}
@@ -135,8 +136,11 @@ class Compiled(Generic[R]):
             if r.device is not dev:
                 raise TraceError(f"vyre.compile({self._name}): a result lives on {r.device!r}, not {dev!r}",
                                  fix="return arrays of the arguments' backend")
+        kept = [(a, old) for a, old in kept if a._buf is not old]
         replay = build(rec, start, [(r._storage(), r.shape, r.dtype) for r in results],
-                       [(k, leaves[k]._storage()) for k in changed])
+                       [(k, leaves[k]._storage()) for k in changed],
+                       [(a._storage(), old.handle) for a, old in kept])
+        _write_back(dev, kept)
         dropped: list[Replay] = []
         with self._lock:
             self.traces += 1
@@ -175,6 +179,31 @@ class Compiled(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<vyre.compile({self._name}): {len(self._cache)} signature(s), {self.traces} trace(s)>"
+
+
+def _kept_state(rec: recording.Recorder, start: list[Any]) -> list[tuple[Array, Any]]:
+    """Closed-over arrays that got a new buffer while traced (``(array, old Buffer)``): an optimizer's
+    parameters and state, ``x += y`` on a global. Arrays made during the trace and the arguments (their
+    updates are copied out) are not among them."""
+    made = {ev[1].id for ev in rec.events if ev[0] == "alloc"} | {h.id for h in start}
+    return [(a, old) for a, old in rec.rebinds.values()
+            if type(a) is Array and old.handle.id not in made and a.size]
+
+
+def _write_back(dev: Any, kept: list[tuple[Array, Any]]) -> None:
+    """Give each kept array its old buffer back with the new contents, so the buffer the trace bound stays
+    the array's (a replay writes the same buffer: see Replay.state)."""
+    if not kept:
+        return
+    from ..array._kernels.fused import Plan
+    from ..array._kernels.gather import copy_step
+    p = Plan(dev)
+    for a, old in kept:
+        copy_step(p, a._storage(), old.handle, a.size, a.dtype)
+    with recording.paused():
+        p.run()
+    for a, old in kept:
+        a._buf, a._expr = old, None
 
 
 def flatten_quiet(tree: Any, out: list[Array]) -> None:

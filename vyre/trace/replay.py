@@ -55,6 +55,9 @@ class Replay:
     outputs: list[tuple[ResidentHandle, tuple[int, ...], Any]]  # (buffer, shape, dtype) per output array
     updates: list[tuple[int, ResidentHandle]]  # (argument index, buffer) per argument given new contents
     writes: list[tuple[ResidentHandle, np.ndarray]]  # uploads repeated at every replay
+    # (buffer, closed-over array's own buffer): state the function updated (an optimizer's parameters),
+    # copied back after the steps, so the arrays it closed over hold the new values in their own buffers
+    state: list[tuple[ResidentHandle, ResidentHandle]] = field(default_factory=list)
     owned: list[ResidentHandle] = field(default_factory=list)
     params: frozenset[int] = frozenset()  # ids of the shared params handles the steps bind (for explain)
     externals: int = 0
@@ -69,6 +72,7 @@ class Replay:
         news = [_fresh(be, args[k].shape, args[k].dtype) for k, _ in self.updates]
         after = [(src, o._storage()) for (src, _, _), o in zip(self.outputs, outs)]
         after += [(src, n._storage()) for (_, src), n in zip(self.updates, news)]
+        after += self.state
         with paused():
             self.captured.run(writes=self.writes, before=before, after=after)
         return outs, news
@@ -96,7 +100,8 @@ class Replay:
                 if h.id in self.params:
                     names.setdefault(h.id, "params")
         lines = [f"{len(self.steps)} step(s) in one submission; {len(self.inputs)} input(s) copied in, "
-                 f"{len(self.outputs)} output(s) copied out, {len(self.updates)} argument update(s); "
+                 f"{len(self.outputs)} output(s) copied out, {len(self.updates)} argument update(s), "
+                 f"{len(self.state)} closed-over array(s) updated; "
                  f"{len(self.owned)} buffer(s) owned ({sum(h.nbytes for h in self.owned)} bytes), "
                  f"{self.externals} closed-over buffer(s) bound as they are, {self.clears} cleared per call, "
                  f"{len(self.writes)} upload(s) per call"]
@@ -114,9 +119,11 @@ def _fresh(be: Any, shape: tuple[int, ...], dtype: Any) -> Array:
 
 
 def build(rec: Recorder, inputs: list[ResidentHandle], outputs: list[tuple[ResidentHandle, tuple[int, ...], Any]],
-          updates: list[tuple[int, ResidentHandle]]) -> Replay:
+          updates: list[tuple[int, ResidentHandle]],
+          state: Sequence[tuple[ResidentHandle, ResidentHandle]] = ()) -> Replay:
     """The :class:`Replay` of a recorded call (see the module doc). ``inputs``: the arguments' buffers at the
-    start; ``outputs``: (handle, shape, dtype) per output array; ``updates``: (argument, final handle)."""
+    start; ``outputs``: (handle, shape, dtype) per output array; ``updates``: (argument, final handle);
+    ``state``: (final handle, the closed-over array's own buffer) per closed-over array given new contents."""
     be = rec.backend
     slots: dict[int, _Slot] = {}
     for h in inputs:
@@ -154,7 +161,7 @@ def build(rec: Recorder, inputs: list[ResidentHandle], outputs: list[tuple[Resid
     for h, _, _ in outputs:
         if h.id in slots:
             slots[h.id].last = _FOREVER
-    for _, h in updates:
+    for h in [h for _, h in updates] + [h for h, _ in state]:
         if h.id in slots:
             slots[h.id].last = _FOREVER
     for h in inputs:
@@ -173,8 +180,9 @@ def build(rec: Recorder, inputs: list[ResidentHandle], outputs: list[tuple[Resid
                  for s in replayed], clears)
         out_bufs = [(_mapped(mapping, h, outputs), shape, dtype) for h, shape, dtype in outputs]
         upd = [(k, _mapped(mapping, h, outputs)) for k, h in updates]
+        kept = [(_mapped(mapping, h, outputs), own) for h, own in state]
         return Replay(be, cap, replayed, [mapping[h.id] for h in inputs],  # type: ignore[misc]
-                      out_bufs, upd, writes, owned, frozenset(rec.params), len(ext), len(clears))
+                      out_bufs, upd, writes, kept, owned, frozenset(rec.params), len(ext), len(clears))
     except BaseException:
         for h in owned:
             be.free_resident(h)
