@@ -13,6 +13,7 @@ import vyre.array as xp
 import vyre.nn as nn
 import vyre.optim as optim
 import vyre.random as vr
+from vyre.array._kernels.fused import storage_limit
 from vyre.errors import ArgumentTypeError, InvalidArgumentError
 
 RNG = np.random.default_rng(11)
@@ -88,7 +89,7 @@ def test_dict_gradients_and_skipped_parameters(xb):
     np.testing.assert_array_equal(np.asarray(lin.bias.value), b0)
     opt.step([None, xp.ones(2)])
     np.testing.assert_allclose(np.asarray(lin.bias.value), b0 - 0.5, rtol=1e-6)
-    assert [s["step"] for s in opt.state] == [1, 1]
+    assert opt.step_counts() == [1, 1]
 
 
 def test_adam_step_is_one_submission_and_builds_nothing_after_warmup(xb):
@@ -101,9 +102,11 @@ def test_adam_step_is_one_submission_and_builds_nothing_after_warmup(xb):
     xp.reset_fusion_stats()
     opt.step([g])
     stats = xp.fusion_stats()
-    # one kernel writing m, v and the parameter, in one submission; bias corrections are kernel
-    # parameters, so a new step builds nothing
-    assert stats["submissions"] == 1 and stats["kernels_dispatched"] == 1 and stats["kernels_built"] == 0
+    # one kernel writing m, v and the parameter (9 storage buffers: where the device has them; the reference
+    # backend keeps WebGPU's default 8, so m and v get a kernel of their own) and one advancing the step
+    # counts, in one submission; the learning rate and the counts are device data: a new step builds nothing
+    kernels = 2 if storage_limit(xb) >= 9 else 3
+    assert stats["submissions"] == 1 and stats["kernels_dispatched"] == kernels and stats["kernels_built"] == 0
 
 
 def test_bad_arguments(ref_backend):
@@ -127,4 +130,4 @@ def test_bad_arguments(ref_backend):
         opt.step([np.zeros(2, np.float32)])
     with pytest.raises(InvalidArgumentError):
         opt.step({"w": xp.zeros((2,), device=ref_backend)})     # unknown name
-    assert opt.state[0]["step"] == 0 and math.isclose(opt.lr, 1e-3)
+    assert opt.step_counts() == [0] and math.isclose(opt.lr, 1e-3)

@@ -37,7 +37,9 @@ class Parameter:
         if not _is_float(value):
             raise ArgumentTypeError(f"a Parameter must be floating point, not {value.dtype}",
                                     fix="astype(x, vyre.array.float32)")
-        self._value = value
+        # materialised now (one submission): a parameter closed over by a compiled function is then a buffer
+        # the trace binds, not an initialiser it would replay from (random keys) at every call
+        self._value = value.evaluate()
 
     @property
     def value(self) -> Array:
