@@ -107,11 +107,24 @@ def _getitem(g: Array, out: Array, x: Array, key: Any) -> Grads:
     return index_scatter(g, x.shape, key), None
 
 
+#: the largest one-hot matrix (rows x indices) the gradient of ``take`` builds; above it, the sort-based
+#: scatter-add (which downloads its longest run)
+ONE_HOT_MAX = 1 << 24
+
+
 def _take(g: Array, out: Array, x: Array, indices: Array, axis: Any) -> Grads:
     ax = 0 if axis is None else _ax(axis, x.ndim)
     n = x.shape[ax]
     idx = xp.astype(indices, xp.int32)
     idx = xp.clip(xp.where(idx < 0, idx + n, idx), 0, n - 1)  # take's reading of an index
+    m = idx.shape[0] if idx.ndim == 1 else 0
+    if 0 < n * m <= ONE_HOT_MAX and g.size:
+        # rows gathered by a 1-D index (an embedding): their gradient is one_hot(idx).T @ g, a matmul with
+        # a fixed summation order, no sort and no download (so a compiled step can take it)
+        gm = xp.moveaxis(g, ax, 0)
+        onehot = xp.reshape(idx, (1, m)) == xp.reshape(xp.arange(n, dtype=xp.int32, device=g.device), (n, 1))
+        back = xp.astype(onehot, g.dtype) @ xp.reshape(gm, (m, -1))
+        return xp.moveaxis(xp.reshape(back, (n, *gm.shape[1:])), 0, ax), None
     where = xp.take(xp.reshape(xp.arange(x.size, dtype=xp.int32, device=g.device), x.shape), idx, axis=ax)
     return xp.reshape(scatter_add(xp.reshape(g, (-1,)), xp.reshape(where, (-1,)), x.size), x.shape), None
 
