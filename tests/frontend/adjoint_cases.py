@@ -120,4 +120,32 @@ def grid2d64(img):
     return np.where(y == 0, 0.0, img * img * y + np.exp(-img))
 
 
-__all__ = ["unary", "binary", "branches", "horner", "neighbours", "grid2d"]
+@vyre.func
+def sigmoid(v: f32) -> f32:
+    return 1.0 / (1.0 + vyre.exp(-v))
+
+
+@vyre.kernel(differentiable=True)
+def looped_branch(x: In[f32], w: In[f32], out: Out[f32], n: i32):
+    i = tid()
+    acc = 0.0
+    h = x[i]
+    for k in range(n):                           # h is carried and read (recomputed), acc only summed
+        if h > 0.0:
+            acc += sigmoid(h * w[k])             # an inlined helper
+        else:
+            h = h + w[k]
+        h = h * 0.9
+    out[i] = acc + h
+
+
+def looped_branch64(x, w, n):
+    acc, h = np.zeros_like(x), x.copy()
+    for k in range(n):
+        pos = h > 0.0
+        acc = acc + np.where(pos, 1 / (1 + np.exp(-h * w[k])), 0.0)
+        h = np.where(pos, h, h + w[k]) * 0.9
+    return acc + h
+
+
+__all__ = ["looped_branch", "unary", "binary", "branches", "horner", "neighbours", "grid2d"]

@@ -81,6 +81,13 @@ def test_loop_with_a_carried_product_and_a_runtime_trip_count(xb):
     assert np.any(got["c"] != 0)
 
 
+def test_branches_inside_a_loop_and_a_helper(xb):
+    x, w = f32(32), f32(7)
+    for n in (1, 7):
+        check(C.looped_branch, C.looped_branch64, 32, [x, w, np.zeros_like(x), n], {"x": 0, "w": 1},
+              [x, w, n], xb)
+
+
 def test_neighbour_loads_accumulate_atomically(xb):
     x, w = f32(50), f32(5)
     check(C.neighbours, C.neighbours64, 50, [x, w, np.zeros_like(x)], {"x": 0, "w": 1}, [x, w], xb)

@@ -13,22 +13,20 @@ second derivative through a kernel is refused (InvalidArgumentError), never a si
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vyre.array as xp
 from vyre.array import _record
 
 from ..errors import InvalidArgumentError
-from ..frontend.diff import Launch
+from ..frontend.diff import TAPE_NAME
 
-NAME = "autograd.kernel"  # autograd's own node (docs/differentiable.md), like autograd.scatter_add
-
-
-def _launch(launch: Launch, arrays: tuple[Any, ...]) -> None:
-    """The signature the tape binds a launch's parameters with: the launch, then its float In arrays."""
+if TYPE_CHECKING:
+    from ..frontend.diff import Launch
 
 
 def _rule(g: list[Any], out: Any, launch: Launch, arrays: tuple[Any, ...]) -> tuple[None, list[Any]]:
+    """The gradients of a recorded launch's float In arrays: its adjoint program, seeded with ``g``."""
     if _record.RECORDERS:
         raise InvalidArgumentError(f"a tape is recording the backward pass through kernel "
                                    f"{launch.kernel.__name__}: second derivatives through kernels are not supported",
@@ -38,17 +36,7 @@ def _rule(g: list[Any], out: Any, launch: Launch, arrays: tuple[Any, ...]) -> tu
     return None, grads
 
 
-RULES = {NAME: _rule}
+#: the launch's node on the tape (recorded by vyre/frontend/diff.py under this name)
+RULES = {TAPE_NAME: _rule}
 
-
-def record(launch: Launch) -> None:
-    """Hand ``launch`` to every tape recording in this thread (as one call of :data:`NAME`)."""
-    ins = tuple(arr for _, arr, _ in launch.float_ins())
-    outs = tuple(arr for _, arr, _ in launch.float_outs())
-    if not outs:
-        return
-    for r in list(_record.RECORDERS.mine()):
-        r.record(NAME, _launch, (launch, ins), {}, outs)
-
-
-__all__ = ["RULES", "NAME", "record"]
+__all__ = ["RULES"]

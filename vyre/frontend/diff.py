@@ -2,7 +2,7 @@
 (:func:`vyre.ir.adjoint.adjoint`, with its refusals turned into KernelErrors at the kernel's source line),
 the vector-Jacobian product of one launch on numpy arrays (:meth:`Kernel.vjp`), and the record a launch on
 vyre Arrays leaves on the gradient tapes of the calling thread (:class:`Launch`, differentiated by
-vyre/autograd/_kernels.py). vyre.array and vyre.autograd are imported only when a tape is recording."""
+vyre/autograd/_kernels.py). Neither vyre.array nor vyre.autograd is imported here."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backends.config import DispatchConfig
-from ..errors import InvalidArgumentError, KernelError, ValidationError
+from ..errors import InvalidArgumentError, ValidationError
 from ..ir.adjoint import Adjoint, adjoint
 from ..ir.program import Program
-from ..ir.types import Access, DataType
+from ..ir.types import Access
 from .build import ParamSpec, Spec
 from .launch import Bound, grid_for, run
 from .source import Source
@@ -146,14 +146,28 @@ def vjp_numpy(kernel: Any, program: Program, bound: Bound, dims: tuple[int, ...]
     return {p.name: np.asarray(g).view(np.float32).reshape(shape) for (p, shape), g in zip(ins, got, strict=True)}
 
 
+#: the name a recorded launch has on a tape (vyre/autograd/_kernels.py registers its derivative rule)
+TAPE_NAME = "autograd.kernel"
+
+
+def launched(launch: Launch, arrays: tuple[Any, ...]) -> None:
+    """The signature a tape binds a recorded launch's parameters with: the launch, its float In arrays."""
+
+
 def record(kernel: Any, program: Program, bound: Bound, dims: tuple[int, ...], backend: Backend) -> None:
-    """After a launch on vyre Arrays: the launch as a node of each gradient tape recording in this thread."""
+    """After a launch on vyre Arrays: the launch, as one call, handed to each recorder (a gradient tape) of
+    the calling thread, through vyre.array's recording hook (looked up, never imported: no recorder can
+    exist before vyre.array is loaded)."""
     rec = sys.modules.get("vyre.array._record")
     if rec is None or not rec.RECORDERS:
         return
-    from ..autograd import _kernels  # why: import time (autograd loads only when a tape records)
+    launch = Launch(kernel, bound.spec, dims, bound.words, backend, program, bound)
+    ins = tuple(arr for _, arr, _ in launch.float_ins())
+    outs = tuple(arr for _, arr, _ in launch.float_outs())
+    if not outs:
+        return
+    for r in list(rec.RECORDERS.mine()):
+        r.record(TAPE_NAME, launched, (launch, ins), {}, outs)
 
-    _kernels.record(Launch(kernel, bound.spec, dims, bound.words, backend, program, bound))
 
-
-__all__ = ["adjoint_of", "vjp_numpy", "record", "Launch", "buffer_names", "KernelError", "DataType"]
+__all__ = ["adjoint_of", "vjp_numpy", "record", "launched", "Launch", "buffer_names", "TAPE_NAME"]
