@@ -79,3 +79,49 @@ def test_compiled_amp_step_equals_eager_bit_for_bit(xb, as_argument):
         assert c[1].tobytes() == e[1].tobytes() and c[2].tobytes() == e[2].tobytes() and c[3] == e[3], k
     skipped = runs["eager"][2][0]
     assert all(np.array_equal(skipped[n], runs["eager"][1][0][n]) for n in init)  # a skipped step changes nothing
+
+
+def test_compiled_step_with_vyre_optim_and_scaler_step_equals_eager(xb):
+    """``scaler.step(optimizer, grads)`` inside vyre.compile: Adam's parameters and state (updated in place
+    by the optimizer) and the scaler's, equal bit for bit to the eager run, overflowing steps skipped."""
+    import vyre.nn as nn
+    import vyre.optim as optim
+    import vyre.random as vr
+
+    rng = np.random.default_rng(1)
+    xs, ys = _data(rng)
+    with xp.use(xb):
+        runs = {}
+        for mode in ("compiled", "eager"):
+            k1, k2 = (vr.split(vr.key(5))[i] for i in range(2))
+            model = nn.Sequential(nn.Linear(32, 64, key=k1), nn.ReLU(), nn.Linear(64, 10, key=k2))
+            opt = optim.Adam(model, lr=0.01)
+            scaler = amp.GradScaler(init_scale=2.0 ** 12, growth_interval=2)
+
+            def loss_fn(values, x, y, model=model, scaler=scaler):
+                with amp.autocast():
+                    loss = F.cross_entropy(nn.functional_call(model, values, x), y)
+                return scaler.scale(loss), loss
+
+            grad = vyre.value_and_grad(loss_fn, has_aux=True)
+
+            def step(x, y, model=model, opt=opt, scaler=scaler, grad=grad):
+                (_, loss), g = grad(model.parameter_values(), x, y)
+                scaler.step(opt, g)
+                scaler.update()
+                return loss
+
+            fn = vyre.compile(step) if mode == "compiled" else step
+            record = []
+            for x, y in zip(xs, ys):
+                loss = fn(xp.asarray(x), xp.asarray(y))
+                record.append(([np.asarray(p.value) for p in model.parameters()], np.asarray(loss),
+                               scaler.get_scale()))
+            runs[mode] = record
+            if mode == "compiled":
+                assert (fn.traces, fn.replays) == (1, len(xs) - 1)
+    assert [r[2] for r in runs["eager"]][1:3] == [8192.0, 4096.0]  # grown, then backed off at the overflow
+    assert all(np.array_equal(a, b) for a, b in zip(runs["eager"][2][0], runs["eager"][1][0]))  # skipped
+    for k, (c, e) in enumerate(zip(runs["compiled"], runs["eager"], strict=True)):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(c[0], e[0])), k
+        assert c[1].tobytes() == e[1].tobytes() and c[2] == e[2], k
