@@ -271,9 +271,18 @@ def test_compiled_step_is_vyre_adamw(gpu):
         grad = value_and_grad(lambda vals, x, y: nn.lm_loss(nn.functional_call(model, vals, x), y))
         for x, y in batches:
             opt.step(grad(model.parameter_values(), x, y)[1])
+        init = {k: np.asarray(a) for k, a in _setup(gpu)[0].parameter_values().items()}
+        d = SMALL["d_model"]
         for k, want in model.parameter_values().items():
+            got, want = np.asarray(values[k]), np.asarray(want)
+            if k.endswith("attn.in_proj_bias"):
+                # the key bias adds q . b_k to a whole row of scores, which the softmax cancels: its exact
+                # gradient is 0, the computed one rounding noise, and Adam turns noise into steps of up to lr
+                # whose signs depend on the rounding. Those elements only move by at most 3 steps of lr.
+                assert np.abs(got[d:2 * d] - init[k][d:2 * d]).max() <= 3 * 3e-3 * 1.01, k
+                got, want = np.delete(got, np.s_[d:2 * d]), np.delete(want, np.s_[d:2 * d])
             # float32 rounding of three steps of about lr each
-            np.testing.assert_allclose(np.asarray(values[k]), np.asarray(want), rtol=0, atol=2e-5, err_msg=k)
+            np.testing.assert_allclose(got, want, rtol=0, atol=2e-5, err_msg=k)
 
 
 def test_training_lowers_the_held_out_loss(gpu):
