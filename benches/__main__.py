@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "transfer", "latency", "sequence", "compile", "scaling",
-            "arrays", "import_time", "captured", "linalg")
+            "arrays", "import_time", "captured", "linalg", "train")
 
 
 def _names(text: str | None) -> list[str]:
