@@ -143,3 +143,20 @@ def test_both_backends_and_empty(xb):
     u, s, vh = L.svd(xp.ones((2, 0, 3)))
     assert u.shape == (2, 0, 0) and s.shape == (2, 0) and vh.shape == (2, 3, 3)
     assert L.eigvalsh(xp.ones((0, 4, 4))).shape == (0, 4) and L.pinv(xp.ones((3, 0))).shape == (0, 3)
+
+
+def test_split_dispatches(dev, monkeypatch):
+    """A tiny loop-trip budget splits every factorization into many dispatches (ranges of steps, more
+    than the shared parameter handles: own uniforms): the results are those of one dispatch."""
+    from vyre.array._kernels import linalg_common as C
+
+    rng = np.random.default_rng(5)
+    a = symmetric(rng, (2,), 8, "random").astype(np.float32)
+    b = matrix(rng, (2,), 9, 6, "random").astype(np.float32)
+    one = [np.asarray(v) for v in (*L.eigh(_f32(a)), *L.svd(_f32(b)), *L.qr(_f32(b)), L.inv(_f32(a)))]
+    assert len(C.chunks([1] * 100, 10)) == 20  # each step costs 1 + its loop trip and C.chunks([50, 1, 1], 10) == [(0, 1), (1, 3)]
+    monkeypatch.setattr(C, "TRIP_BUDGET", 60)
+    monkeypatch.setattr(C, "SHARED_RANGES", 4)
+    split = [np.asarray(v) for v in (*L.eigh(_f32(a)), *L.svd(_f32(b)), *L.qr(_f32(b)), L.inv(_f32(a)))]
+    for x, y in zip(one, split):
+        np.testing.assert_array_equal(x, y)  # the same operations in the same order

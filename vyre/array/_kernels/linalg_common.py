@@ -6,7 +6,8 @@ Why the split: llvmpipe (lavapipe) silently ends an invocation's loops after 65,
 (vyre/ir/trips.py). Each kernel states the loop iterations one invocation runs in each step (an upper
 bound, :func:`chunks` adds one per loop entered), and the steps are cut into ranges of at most
 :data:`TRIP_BUDGET` iterations, one dispatch each. The range [begin, end) is the uniform ``prm`` buffer
-(``params_handle``: one shared handle per distinct range), so the step loop and every barrier inside it are
+(``params_handle``: one shared handle per distinct range; a long factorization uploads its own, freed
+after the submission, since the shared ones are an LRU of 256), so the step loop and every barrier inside it are
 in workgroup-uniform control flow. The same programs run everywhere (the reference backend and the H200
 too): the split is a function of the shape only.
 """
@@ -26,7 +27,8 @@ from ...ir.values import BufRef, Val
 from .fused import Plan
 
 TRIP_BUDGET = 40_000  # of llvmpipe's 65,535: room for the per-step overheads the estimates leave out
-MAX_GRID = 65_535  # workgroups per grid dimension (WebGPU's default limit, lavapipe's)
+MAX_GRID = 65_535
+SHARED_RANGES = 32  # step ranges of one call taken from the backend's shared parameter handles  # workgroups per grid dimension (WebGPU's default limit, lavapipe's)
 
 
 def workgroup_for(n: int) -> int:
@@ -39,9 +41,11 @@ def per(count: int, wg: int) -> int:
     return -(-max(count, 0) // wg) + 1
 
 
-def chunks(costs: Sequence[int], budget: int = TRIP_BUDGET) -> list[tuple[int, int]]:
+def chunks(costs: Sequence[int], budget: int | None = None) -> list[tuple[int, int]]:
     """Consecutive step ranges [begin, end) whose summed per-step ``costs`` (loop iterations of one
-    invocation, the step loop's own included) stay within ``budget`` (a step costing more runs alone)."""
+    invocation, the step loop's own included) stay within ``budget`` (default :data:`TRIP_BUDGET`; a
+    step costing more runs alone)."""
+    budget = TRIP_BUDGET if budget is None else budget
     out: list[tuple[int, int]] = []
     begin, acc = 0, 0
     for k, c in enumerate(costs):
@@ -134,9 +138,17 @@ def steps(p: Plan, prog: Any, handles: list[Any], nb: int, costs: Sequence[int])
     """Append ``prog``'s dispatches over ``handles`` (+ the range uniform) to ``p``, the steps split by
     ``costs`` (:func:`chunks`), one workgroup per matrix."""
     grid = DispatchConfig.coerce((*grid_of(nb), 1))
-    for lo, hi in chunks(costs):
+    ranges = chunks(costs)
+    be = p.backend
+    for lo, hi in ranges:
         words = np.array([lo, hi, 0, 0], np.uint32)
-        p.steps.append((prog, [*handles, p.backend.params_handle(words)], grid))
+        if len(ranges) <= SHARED_RANGES:
+            h = be.params_handle(words)
+        else:  # the backend's shared parameter handles are an LRU (256): more would free the first ones
+            h = be.allocate_resident(words.nbytes, zeroed=False)
+            be.upload_resident(h, words)
+            p.temps.append(h)  # freed after the submission
+        p.steps.append((prog, [*handles, h], grid))
 
 
 def eps_of(ty: str) -> float:
