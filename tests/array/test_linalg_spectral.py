@@ -154,7 +154,8 @@ def test_split_dispatches(dev, monkeypatch):
     a = symmetric(rng, (2,), 8, "random").astype(np.float32)
     b = matrix(rng, (2,), 9, 6, "random").astype(np.float32)
     one = [np.asarray(v) for v in (*L.eigh(_f32(a)), *L.svd(_f32(b)), *L.qr(_f32(b)), L.inv(_f32(a)))]
-    assert len(C.chunks([1] * 100, 10)) == 20  # each step costs 1 + its loop trip and C.chunks([50, 1, 1], 10) == [(0, 1), (1, 3)]
+    assert len(C.chunks([1] * 100, 10)) == 20  # each step costs 1 + its loop trips
+    assert C.chunks([50, 1, 1], 10) == [(0, 1), (1, 3)]  # a step over the budget runs alone
     monkeypatch.setattr(C, "TRIP_BUDGET", 60)
     monkeypatch.setattr(C, "SHARED_RANGES", 4)
     split = [np.asarray(v) for v in (*L.eigh(_f32(a)), *L.svd(_f32(b)), *L.qr(_f32(b)), L.inv(_f32(a)))]

@@ -27,8 +27,8 @@ from ...ir.values import BufRef, Val
 from .fused import Plan
 
 TRIP_BUDGET = 40_000  # of llvmpipe's 65,535: room for the per-step overheads the estimates leave out
-MAX_GRID = 65_535
-SHARED_RANGES = 32  # step ranges of one call taken from the backend's shared parameter handles  # workgroups per grid dimension (WebGPU's default limit, lavapipe's)
+MAX_GRID = 65_535  # workgroups per grid dimension (WebGPU's default limit, lavapipe's)
+SHARED_RANGES = 32  # step ranges of one call taken from the backend's shared parameter handles
 
 
 def workgroup_for(n: int) -> int:
