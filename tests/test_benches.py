@@ -131,7 +131,8 @@ def test_targets_pass_fail_and_na():
                    "f16_packed": "n.a.", "matmul_f32_torch": "n.a.", "elementwise_sizes": "n.a.",
                    "reduce_torch": "n.a.", "round_trip_torch": "n.a.", "op_call_torch": "n.a.",
                    "captured_step": "n.a.", "captured_step_graphs": "n.a.", "round_trip_floor": "n.a.",
-                   "sequence_cpu": "n.a.", "captured_cpu": "n.a."}
+                   "sequence_cpu": "n.a.", "captured_cpu": "n.a.", "train_mlp_torch": "n.a.", "train_cnn_torch": "n.a.",
+                   "train_transformer_torch": "n.a.", "train_transformer_amp": "n.a."}
 
 
 def test_issue_24_targets():
@@ -148,6 +149,20 @@ def test_issue_24_targets():
                                 "sequence_cpu", "captured_cpu")} == {
         "op_call_torch": "pass", "captured_step": "fail", "captured_step_graphs": "fail",
         "round_trip_floor": "fail", "sequence_cpu": "pass", "captured_cpu": "fail"}
+
+
+def test_issue_26_targets():
+    base = lambda **ratios: {k: {"available": True, "value": 1.0, "ratio": r} for k, r in ratios.items()}  # noqa: E731
+    doc = {"results": [
+        _rec("train.mlp_step", 5.0, unit="ms", baselines=base(torch=1.2)),
+        _rec("train.cnn_step", 5.0, unit="ms", baselines=base(torch=0.8)),
+        _rec("train.transformer_step", 5.0, unit="ms", baselines=base(torch=1.0, vyre_amp=0.75)),
+    ]}
+    got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
+    assert {k: got[k] for k in ("train_mlp_torch", "train_cnn_torch", "train_transformer_torch",
+                                "train_transformer_amp")} == {
+        "train_mlp_torch": "pass", "train_cnn_torch": "fail", "train_transformer_torch": "pass",
+        "train_transformer_amp": "fail"}
 
 
 def test_issue_13_targets():
