@@ -16,11 +16,11 @@ from ..errors import InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._creation import zeros
-from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import plan_for_node
 from ._kernels.nodes import collect
 from ._kernels.pipeline import run_pipeline_on
 from ._kernels.sort import argsort_pipeline, gather_program
+from ._kernels.sort64 import argsort64_pipeline
 from ._searching import as_int32, axis_of, check_array, fused_node, u32_of
 from ._views import permute_dims
 
@@ -30,7 +30,6 @@ def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int
     x = check_array(x, what)
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued array, got {x.dtype}", fix="astype first")
-    refuse_wide_keys(x.dtype, what)
     if x.ndim == 0:
         raise InvalidArgumentError(f"{what} of a 0-d array", fix="sort an array of at least one dimension")
     ax = axis_of(axis, x.ndim, what)
@@ -39,6 +38,11 @@ def _order(x: Array, axis: Any, descending: bool, what: str) -> tuple[Array, int
     n = x.shape[ax]
     if x.size == 0 or n == 1:
         return xt, ax, None
+    if x.dtype.itemsize == 8:  # two radix sorts, low word then high word (vyre/array/_kernels/sort64.py)
+        suffix = "_desc" if descending else ""
+        lo, hi = u32_of(xt, f"search_key64_lo{suffix}"), u32_of(xt, f"search_key64_hi{suffix}")
+        order = run_pipeline_on(argsort64_pipeline(x.size, n), [lo, hi])[0]
+        return xt, ax, as_int32(order, xt.shape)
     keys = u32_of(xt, "search_key_desc" if descending else "search_key")
     order = run_pipeline_on(argsort_pipeline(x.size, n), [keys])[0]
     return xt, ax, as_int32(order, xt.shape)
