@@ -270,14 +270,24 @@ def test_sort_and_argsort_64bit(xb):
         assert np.array_equal(np.asarray(xp.argsort(xp.asarray(m), axis=0)), np.argsort(m, axis=0, kind="stable"))
 
 
-@pytest.mark.parametrize("call", ["searchsorted", "unique_values", "unique_counts"])
-def test_64bit_search_and_sets_are_a_typed_error(xb, call):
-    x = xp.asarray(X)
+def test_searchsorted_64bit(xb):
+    s = np.sort(np.concatenate([rng.standard_normal(50), [0.0, 1e300, -np.inf, np.nan, 2.0, 2.0]]))
+    q = np.array([0.0, -0.0, 1e301, -5.0, 0.5, 2.0, np.nan, np.inf, -np.inf])
+    for side in ("left", "right"):
+        got = xp.searchsorted(xp.asarray(s), xp.asarray(q), side=side)
+        assert np.array_equal(np.asarray(got), np.searchsorted(s, q, side=side)), side
+    v = np.sort(I64)
+    w = np.array([-(2**63), 0, 2**62, 2**63 - 1, 5, -8], dtype=np.int64)
+    assert np.array_equal(np.asarray(xp.searchsorted(xp.asarray(v), xp.asarray(w))), np.searchsorted(v, w))
+    order = np.argsort(I64, kind="stable").astype(np.int32)
+    got = xp.searchsorted(xp.asarray(I64), xp.asarray(w), sorter=xp.asarray(order))
+    assert np.array_equal(np.asarray(got), np.searchsorted(I64, w, sorter=order))
+
+
+@pytest.mark.parametrize("call", ["unique_values", "unique_counts"])
+def test_64bit_sets_are_a_typed_error(xb, call):
     with pytest.raises(UnsupportedDTypeError, match="32-bit keys"):
-        if call == "searchsorted":
-            xp.searchsorted(x, x)
-        else:
-            getattr(xp, call)(x)
+        getattr(xp, call)(xp.asarray(X))
 
 
 def test_namespace_info_reports_the_device(xb):

@@ -32,7 +32,6 @@ from ._creation import asarray, zeros
 from ._device import same_device
 from ._elementwise import where
 from ._kernels import search as K
-from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import cut, plan
 from ._kernels.nodes import Leaf, Map, Node, collect
 from ._kernels.pipeline import run_pipeline_on
@@ -62,6 +61,14 @@ def u32_of(x: Array, op: str) -> Array:
     """A lazy u32 array: elementwise ``op`` (an OPS key) of x (fused with x's expression)."""
     node = cut([x._node()], [x])[0]
     return Array(x.shape, D.uint32, x.device, Map(op, (node,), D.uint32, x.shape))
+
+
+def _u64_keys(x: Array) -> Array:
+    """A lazy uint64 array of x's 64-bit order keys (numpy's order, see sort64.order_key64)."""
+    from ._kernels import sort64  # noqa: F401 - registers search_key64
+
+    node = cut([x._node()], [x])[0]
+    return Array(x.shape, D.uint64, x.device, Map("search_key64", (node,), D.uint64, x.shape))
 
 
 def as_int32(a: Array, shape: tuple[int, ...]) -> Array:
@@ -205,7 +212,6 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     dt = D.result_type(x1.dtype, x2.dtype)
     if dt.kind not in "biuf":
         raise UnsupportedDTypeError(f"searchsorted needs real-valued arrays, got {dt}", fix="astype first")
-    refuse_wide_keys(dt, "searchsorted")
     srt = None
     if sorter is not None:
         sorter = check_array(sorter, "searchsorted")
@@ -216,13 +222,14 @@ def searchsorted(x1: Array, x2: Array, /, *, side: str = "left", sorter: Array |
     if x2.size == 0:
         return zeros(x2.shape, dtype=D.int32, device=dev)
     a1, a2 = (D.astype(x1, dt) if x1.dtype != dt else x1), (D.astype(x2, dt) if x2.dtype != dt else x2)
-    keys1 = u32_of(a1, "search_key")
-    keys2 = u32_of(a2, "search_key")
+    wide = dt.itemsize == 8  # u64 order keys (vyre/array/_kernels/sort64.py)
+    keys1 = _u64_keys(a1) if wide else u32_of(a1, "search_key")
+    keys2 = _u64_keys(a2) if wide else u32_of(a2, "search_key")
     node = fused_node(keys2)
     n1 = x1.size
-    prog = K.searchsorted_program(node, collect(node).key, n1, side == "right", srt)
+    prog = K.searchsorted_program(node, collect(node).key, n1, side == "right", srt, "u64" if wide else "u32")
     if n1 == 0:
-        keys1 = zeros((1,), dtype=D.uint32, device=dev)
+        keys1 = zeros((1,), dtype=D.uint64 if wide else D.uint32, device=dev)
     p = plan([keys1], dev, [node])
     out = Array(x2.shape, D.int32, dev)
     handles = [*p.bind(node), keys1._allocate()]

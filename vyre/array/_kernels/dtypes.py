@@ -102,14 +102,14 @@ def promote(a: DType, b: DType) -> DType:
 
 
 def refuse_wide_keys(dtype: DType, what: str) -> None:
-    """searchsorted and the unique functions order 32-bit keys (sort and argsort take 64-bit keys in two
-    radix passes, vyre/array/_kernels/sort64.py): a 64-bit dtype raises UnsupportedDTypeError there (before
-    any GPU work)."""
+    """The unique functions order 32-bit keys (sort and argsort take 64-bit keys in two radix passes,
+    searchsorted u64 keys: vyre/array/_kernels/sort64.py): a 64-bit dtype raises UnsupportedDTypeError there
+    (before any GPU work)."""
     if dtype.itemsize == 8:
         narrow = "float32" if dtype.kind == "f" else "int32"
         raise UnsupportedDTypeError(
-            f"{what} of {dtype} is not supported: its kernels order 32-bit keys (only sort and argsort take "
-            "64-bit keys so far)",
+            f"{what} of {dtype} is not supported: its kernels order 32-bit keys (only sort, argsort and "
+            "searchsorted take 64-bit keys so far)",
             fix=f"convert first (x.astype({narrow}) where the values fit), or sort on the host (np.sort)")
 
 

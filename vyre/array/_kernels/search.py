@@ -58,15 +58,16 @@ def scatter_program(shape: tuple[int, ...], dims: tuple[int, ...]) -> Program:
     return _programs.get(("search_scatter", shape, dims), make)
 
 
-def searchsorted_program(node: Node, key: tuple[Any, ...], n1: int, right: bool, sorter: str | None) -> Program:
-    """out[i] = the insertion point of key ``node[i]`` among the ascending u32 keys ``keys1`` (read through
-    ``sorter`` when given): left (first k with keys1[k] >= v) or right (first k with keys1[k] > v).
-    Bind: the emitter's, keys1, [sorter,] out."""
+def searchsorted_program(node: Node, key: tuple[Any, ...], n1: int, right: bool, sorter: str | None,
+                         key_type: str = "u32") -> Program:
+    """out[i] = the insertion point of key ``node[i]`` among the ascending ``key_type`` keys ``keys1`` (u32;
+    u64 for 64-bit values, sort64.order_key64; read through ``sorter`` when given): left (first k with
+    keys1[k] >= v) or right (first k with keys1[k] > v). Bind: the emitter's, keys1, [sorter,] out."""
     def make() -> Program:
         b = ProgramBuilder("array_searchsorted", WG)
         e = Emitter(b, node)
         m = node.count
-        keys1 = b.buffer("keys1", U32, count=max(1, n1))
+        keys1 = b.buffer("keys1", key_type, count=max(1, n1))
         srt = b.buffer("sorter", sorter, count=max(1, n1)) if sorter is not None else None
         out = b.buffer("out", "i32", "write", count=max(1, m))
         b.set_grid_from(out)
@@ -85,7 +86,8 @@ def searchsorted_program(node: Node, key: tuple[Any, ...], n1: int, right: bool,
                     hi.set(b.select(go, hi, mid))
             out[i] = lo.bitcast("i32")
         return b.build()
-    return _programs.get(("search_searchsorted", key, n1, right, sorter), make)
+    wide = () if key_type == "u32" else (key_type,)
+    return _programs.get(("search_searchsorted", key, n1, right, sorter, *wide), make)
 
 
 __all__ = ["reduce_pipeline", "scatter_program", "searchsorted_program"]

@@ -55,6 +55,9 @@ for _high in (False, True):
         OPS[f"search_key64_{'hi' if _high else 'lo'}{'_desc' if _desc else ''}"] = _half(_high, _desc)
 
 
+OPS["search_key64"] = lambda b, args, dts, out: order_key64(b, args[0], dts[0])
+
+
 @cache.memoized("sort.gather_words", 1, Program)
 def _gather_program() -> Program:
     """out[j] = src[perm[j]]: the high words in the order of the first pass."""
