@@ -31,6 +31,7 @@ _LAZY = {
     "compile": ("vyre.trace.api", "compile"),
     # training: gradients (vyre/autograd), counter-based random numbers (vyre/random)
     "autograd": ("vyre.autograd", None),
+    "amp": ("vyre.amp", None),
     "grad": ("vyre.autograd", "grad"),
     "value_and_grad": ("vyre.autograd", "value_and_grad"),
     "random": ("vyre.random", None),

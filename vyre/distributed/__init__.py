@@ -14,6 +14,7 @@ from __future__ import annotations
 from .batch import BatchRun
 from .placement import RESOURCE, host_adapters
 from .pool import Pool, local_pool
+from .training import DataParallel
 from .worker import AdapterWorker
 
-__all__ = ["Pool", "local_pool", "BatchRun", "AdapterWorker", "RESOURCE", "host_adapters"]
+__all__ = ["Pool", "local_pool", "DataParallel", "BatchRun", "AdapterWorker", "RESOURCE", "host_adapters"]

@@ -120,6 +120,24 @@ class Pool:
         except Exception as exc:  # noqa: BLE001 - Ray's failures become vyre errors
             raise as_vyre_error(exc, f"{what} ({self.size} worker(s))") from None
 
+    def call_each(self, fn: Any, args: list[tuple[Any, ...]] | None = None, *, what: str = "call") -> list:
+        """``fn(backend, state, *args[k])`` on worker k (every worker; ``args`` one tuple per worker, or
+        None: no arguments), in parallel; the results in pool order. A VyreError raised in a worker is
+        raised here as it is (see :meth:`AdapterWorker.call`)."""
+        self._check_open()
+        if args is not None and len(args) != self.size:
+            raise InvalidArgumentError(f"call_each: {len(args)} argument tuples for {self.size} workers",
+                                       fix="one tuple per worker (pool.size)")
+        per = args if args is not None else [()] * self.size
+        got = iter(per)
+        answers = self._call_all(what, lambda w: w.call.remote(fn, *next(got)))
+        out = []
+        for status, value in answers:
+            if status != "ok":
+                raise value
+            out.append(value)
+        return out
+
     # ---- batches -----------------------------------------------------------------------------------
     def submit_batch(self, jobs: Any) -> BatchRun:
         """Start ``jobs`` on the workers and return at once; ``.result()`` waits (see :meth:`dispatch_batch`)."""

@@ -47,6 +47,7 @@ class AdapterWorker:
             self.backend = WgpuBackend.acquire_adapter(int(adapter), **kwargs)
         self._programs: dict[str, Any] = {}
         self._recoveries = 0
+        self.state: dict[str, Any] = {}  # what functions sent with call() keep here (a model replica...)
 
     # ---- programs ------------------------------------------------------------------------------
     def _register(self, fingerprint: str, wire: bytes) -> VyreError | None:
@@ -115,6 +116,19 @@ class AdapterWorker:
         fn = getattr(ops, name)
         try:
             return self._with_recovery(lambda: fn(self.backend, *arrays, **kwargs))
+        except VyreError as exc:
+            return "error", from_worker(exc, self.where())
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+        """``fn(backend, state, *args)`` in this worker (``fn`` pickled by Ray: a module-level function or a
+        closure cloudpickle can send), with this worker's backend current for ``vyre.array``: ``("ok",
+        result)``, or ``("error", the VyreError it raised)`` naming this worker. ``state`` is a dict kept
+        between calls (lost if the worker is restarted)."""
+        from ..array._device import use  # why: import time (vyre.array, loaded in the worker)
+
+        try:
+            with use(self.backend):
+                return "ok", fn(self.backend, self.state, *args)
         except VyreError as exc:
             return "error", from_worker(exc, self.where())
 
