@@ -284,10 +284,21 @@ def test_searchsorted_64bit(xb):
     assert np.array_equal(np.asarray(got), np.searchsorted(I64, w, sorter=order))
 
 
-@pytest.mark.parametrize("call", ["unique_values", "unique_counts"])
-def test_64bit_sets_are_a_typed_error(xb, call):
-    with pytest.raises(UnsupportedDTypeError, match="32-bit keys"):
-        getattr(xp, call)(xp.asarray(X))
+def test_unique_64bit(xb):
+    a = np.array([3.0, 1.0, -0.0, 0.0, np.nan, 3.0, 1e300, np.nan, -np.inf, 1.0])
+    r = xp.unique_all(xp.asarray(a))
+    want = np.unique_all(a) if hasattr(np, "unique_all") else None
+    vals = np.asarray(r.values)
+    assert np.array_equal(vals, [-np.inf, 0.0, 1.0, 3.0, 1e300, np.nan, np.nan], equal_nan=True)
+    assert np.array_equal(np.asarray(r.counts), [1, 2, 2, 2, 1, 1, 1])
+    assert np.array_equal(vals[np.asarray(r.inverse_indices)], a, equal_nan=True)
+    assert np.array_equal(a[np.asarray(r.indices)], vals, equal_nan=True)
+    assert want is None or np.array_equal(np.asarray(r.counts), want.counts)
+    for dt in (np.int64, np.uint64):
+        v = np.concatenate([I64, I64[:5]]).astype(dt)
+        u, c = xp.unique_counts(xp.asarray(v))
+        wu, wc = np.unique(v, return_counts=True)
+        assert np.array_equal(np.asarray(u), wu) and np.array_equal(np.asarray(c), wc)
 
 
 def test_namespace_info_reports_the_device(xb):

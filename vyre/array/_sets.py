@@ -22,7 +22,6 @@ from . import _dtypes as D
 from ._array import Array
 from ._creation import ones, zeros
 from ._kernels import sets as K
-from ._kernels.dtypes import refuse_wide_keys
 from ._kernels.fused import plan
 from ._kernels.nodes import Map
 from ._kernels.pipeline import run_pipeline_on
@@ -52,7 +51,6 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
                                 fix="convert with vyre.array.asarray first")
     if x.dtype.kind not in "biuf":
         raise UnsupportedDTypeError(f"{what} needs a real-valued or bool array, got {x.dtype}", fix="astype first")
-    refuse_wide_keys(x.dtype, what)
     n, dev = x.size, x.device
     flat = reshape(x, (n,))
     if n <= 1:  # nothing to sort: the values are themselves (a new array)
@@ -63,8 +61,12 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
         vals._buf = x._buf
     else:
         vals = flat  # pending: evaluated in the sort's submission
-    keys = Array((n,), D.uint32, dev, Map("search_key", (vals._node(),), D.uint32, (n,)))
-    order, incl = run_pipeline_on(K.group_pipeline(n, x.dtype.str), [keys, vals])
+    if x.dtype.itemsize == 8:  # the two words of the u64 order keys (vyre/array/_kernels/sort64.py)
+        keys = [Array((n,), D.uint32, dev, Map(f"search_key64_{w}", (vals._node(),), D.uint32, (n,)))
+                for w in ("lo", "hi")]
+    else:
+        keys = [Array((n,), D.uint32, dev, Map("search_key", (vals._node(),), D.uint32, (n,)))]
+    order, incl = run_pipeline_on(K.group_pipeline(n, x.dtype.str), [*keys, vals])
     last = dev.download_resident_ranges([(incl.handle, (n - 1) * 4, 4)])[0]
     count = int(last.view(np.uint32)[0])
     values = Array((count,), x.dtype, dev)

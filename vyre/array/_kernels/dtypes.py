@@ -101,18 +101,6 @@ def promote(a: DType, b: DType) -> DType:
     return int64 if 8 in (a.itemsize, b.itemsize) else int32  # signed with unsigned: wrapping (docstring)
 
 
-def refuse_wide_keys(dtype: DType, what: str) -> None:
-    """The unique functions order 32-bit keys (sort and argsort take 64-bit keys in two radix passes,
-    searchsorted u64 keys: vyre/array/_kernels/sort64.py): a 64-bit dtype raises UnsupportedDTypeError there
-    (before any GPU work)."""
-    if dtype.itemsize == 8:
-        narrow = "float32" if dtype.kind == "f" else "int32"
-        raise UnsupportedDTypeError(
-            f"{what} of {dtype} is not supported: its kernels order 32-bit keys (only sort, argsort and "
-            "searchsorted take 64-bit keys so far)",
-            fix=f"convert first (x.astype({narrow}) where the values fit), or sort on the host (np.sort)")
-
-
 def check_scalar(value: Any, dtype: DType, what: str) -> None:
     """A Python scalar operand takes the array's dtype: check it fits (the standard leaves out-of-range
     values undefined; vyre refuses them)."""
@@ -131,5 +119,5 @@ def check_scalar(value: Any, dtype: DType, what: str) -> None:
 
 
 __all__ = ["DType", "bool", "int32", "uint32", "float32", "float16", "float64", "int64", "uint64", "SUPPORTED", "INTS",
-           "FLOATS", "FEATURE_DTYPES", "as_dtype", "refuse_wide_keys",
+           "FLOATS", "FEATURE_DTYPES", "as_dtype",
            "ir_type", "is_float", "is_int", "promote", "check_scalar"]

@@ -23,6 +23,7 @@ from ...ops.scan import _tiles
 from . import cache
 from . import dtypes as D
 from .sort import NAN_KEY, argsort_pipeline, order_key
+from .sort64 import argsort64_pipeline, order_key64
 
 WG = 256
 U32, I32 = DataType.U32, DataType.I32
@@ -37,14 +38,16 @@ def _flags_program(dtype: str) -> Program:
     order = b.buffer("order", I32, "read")
     flags = b.buffer("flags", U32, "write")
     i = b.global_index()
+    wide = d.itemsize == 8  # u64 keys (sort64.order_key64)
+    key = order_key64 if wide else order_key
     with b.if_(i < flags.len()):
-        k = b.let(order_key(b, vals[order[i].bitcast("u32")], d))
+        k = b.let(key(b, vals[order[i].bitcast("u32")], d))
         new = b.var("bool", i == b.lit(0, "u32"))
         with b.if_(i > b.lit(0, "u32")):
-            prev = b.let(order_key(b, vals[order[i - b.lit(1, "u32")].bitcast("u32")], d))
+            prev = b.let(key(b, vals[order[i - b.lit(1, "u32")].bitcast("u32")], d))
             new.set(k != prev)
         if d.kind == "f":  # NaN keys are all equal, NaNs are distinct (the standard)
-            new.set(new | (k == b.lit(NAN_KEY, "u32")))
+            new.set(new | (k == (b.lit(2**64 - 1, "u64") if wide else b.lit(NAN_KEY, "u32"))))
         flags[i] = b.select(new, b.lit(1, "u32"), b.lit(0, "u32"))
     return b.build()
 
@@ -58,12 +61,14 @@ def _renamed(p: Pipeline, names: dict[str, str]) -> tuple[dict[str, BufferSpec],
 
 @cache.memoized("sets.groups", 64, Pipeline)
 def group_pipeline(n: int, dtype: str) -> Pipeline:
-    """Inputs ``keys`` (u32 order keys of the flat values) and ``vals`` (the values, ``dtype``), n > 1
-    elements; outputs ``order`` (i32 stable sorting permutation) and ``incl`` (u32 inclusive group ids)."""
-    sort = argsort_pipeline(n, n)
+    """Inputs ``keys`` (u32 order keys of the flat values; for 64-bit values ``lo`` and ``hi``, the words of
+    their u64 keys) and ``vals`` (the values, ``dtype``), n > 1 elements; outputs ``order`` (i32 stable
+    sorting permutation) and ``incl`` (u32 inclusive group ids)."""
+    wide = np.dtype(dtype).itemsize == 8
+    sort = argsort64_pipeline(n, n) if wide else argsort_pipeline(n, n)
     scan = _tiles.build_scan(n, "u32", False)
-    buffers, steps = _renamed(sort, {m: ("keys" if m == "keys" else "order" if m == "order" else f"sort_{m}")
-                                     for m in sort.buffers})
+    keep = ("lo", "hi", "order") if wide else ("keys", "order")
+    buffers, steps = _renamed(sort, {m: (m if m in keep else f"sort_{m}") for m in sort.buffers})
     sb, ss = _renamed(scan, {m: ("flags" if m == "x" else "incl" if m == "out" else f"scan_{m}")
                              for m in scan.buffers})
     buffers.update(sb)
@@ -71,7 +76,8 @@ def group_pipeline(n: int, dtype: str) -> Pipeline:
     grid = (-(-n // WG), 1, 1)
     steps.append(Step(_flags_program(dtype), ("vals", "order", "flags"), grid))
     steps += ss
-    return Pipeline("array.unique_groups", buffers, ("keys", "vals"), ("order", "incl"), tuple(steps))
+    inputs = ("lo", "hi", "vals") if wide else ("keys", "vals")
+    return Pipeline("array.unique_groups", buffers, inputs, ("order", "incl"), tuple(steps))
 
 
 @cache.memoized("sets.scatter", 16, Program)
