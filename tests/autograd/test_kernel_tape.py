@@ -131,3 +131,23 @@ def test_learned_blur_example_gradient(xb):
         return ((bl.blur64(img, w) - target) ** 2).mean()
 
     close(g, fd(loss64, w0))
+
+
+@vyre.kernel
+def opaque(x: In[f32], out: Out[f32]):
+    i = tid()
+    out[i] = x[i] * 2.0
+
+
+def test_a_gradient_through_a_kernel_not_declared_differentiable_is_refused(xb):
+    x = xp.asarray(RNG.uniform(-1, 1, 8).astype(np.float32))
+    other = xp.asarray(RNG.uniform(-1, 1, 8).astype(np.float32))
+    with ag.GradientTape(persistent=True) as tape:
+        y = xp.zeros(8)
+        opaque[8](xp.exp(x), y)
+        loss = xp.sum(y * y)
+        side = xp.sum(other * 3.0)
+    with pytest.raises(InvalidArgumentError, match="not differentiable"):
+        tape.gradient(loss, x)
+    np.testing.assert_allclose(np.asarray(tape.gradient(side, other)), np.full(8, 3.0, np.float32))  # untouched
+    tape.release()

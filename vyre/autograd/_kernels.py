@@ -8,7 +8,9 @@ arrays are constants. The backward pass runs the kernel's adjoint program once p
 the launch's backend, with the gradients reaching its Out arrays as seeds.
 
 The adjoint is a kernel, not vyre.array expressions: an outer tape cannot differentiate it again, so a
-second derivative through a kernel is refused (InvalidArgumentError), never a silent zero.
+second derivative through a kernel is refused (InvalidArgumentError), never a silent zero. A launch of a
+kernel *not* declared differentiable is recorded too: a gradient that reaches its outputs raises
+InvalidArgumentError (nothing flows through it silently as a constant).
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
 
 def _rule(g: list[Any], out: Any, launch: Launch, arrays: tuple[Any, ...]) -> tuple[None, list[Any]]:
     """The gradients of a recorded launch's float In arrays: its adjoint program, seeded with ``g``."""
+    if not launch.kernel.differentiable:  # a gradient reached its outputs: never a silent zero
+        raise InvalidArgumentError(f"a gradient flows through kernel {launch.kernel.__name__}, which is not "
+                                   f"differentiable", fix="decorate it with @vyre.kernel(differentiable=True), or "
+                                                          "stop the gradient (vyre.autograd.stop_gradient) of its inputs")
     if _record.RECORDERS:
         raise InvalidArgumentError(f"a tape is recording the backward pass through kernel "
                                    f"{launch.kernel.__name__}: second derivatives through kernels are not supported",

@@ -159,7 +159,7 @@ class Kernel:
         # the backend's shared params uniform of these words: a repeated launch uploads none
         handle = backend.params_handle(_padded(bound.words)) if bound.resident else None
         result = run(self.__name__, program, bound, dims, backend, handle)
-        if self.differentiable and bound.device is not None:
+        if bound.device is not None:  # on a tape: a differentiable kernel's node, or one refusing a gradient
             diff.record(self, program, bound, dims, backend)
         return result
 
