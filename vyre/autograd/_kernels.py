@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 def _rule(g: list[Any], out: Any, launch: Launch, arrays: tuple[Any, ...]) -> tuple[None, list[Any]]:
     """The gradients of a recorded launch's float In arrays: its adjoint program, seeded with ``g``."""
     if not launch.kernel.differentiable:  # a gradient reached its outputs: never a silent zero
-        raise InvalidArgumentError(f"a gradient flows through kernel {launch.kernel.__name__}, which is not "
-                                   f"differentiable", fix="decorate it with @vyre.kernel(differentiable=True), or "
-                                                          "stop the gradient (vyre.autograd.stop_gradient) of its inputs")
+        raise InvalidArgumentError(
+            f"a gradient flows through kernel {launch.kernel.__name__}, which is not differentiable",
+            fix="decorate it with @vyre.kernel(differentiable=True), or stop the gradient of its inputs "
+                "(vyre.autograd.stop_gradient)")
     if _record.RECORDERS:
         raise InvalidArgumentError(f"a tape is recording the backward pass through kernel "
                                    f"{launch.kernel.__name__}: second derivatives through kernels are not supported",
