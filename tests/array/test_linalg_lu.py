@@ -121,9 +121,11 @@ def test_both_backends_and_empty(xb):
     x = np.asarray(L.solve(xp.asarray(a), xp.asarray(np.float32([1, 2, 3]))))  # a 1-D x2: one vector
     np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), [1, 2, 3]), rtol=1e-5)
     stack = np.stack([a, a.T])
-    x = np.asarray(L.solve(xp.asarray(stack), xp.asarray(np.float32([[1, 2, 3], [3, 2, 1]]))))  # (..., M)
-    want = np.linalg.solve(stack.astype(np.float64), np.float64([[1, 2, 3], [3, 2, 1]])[..., None])[..., 0]
-    np.testing.assert_allclose(x, want, rtol=1e-5)
+    x = np.asarray(L.solve(xp.asarray(stack), xp.asarray(np.float32([1, 2, 3]))))  # broadcast vector
+    np.testing.assert_allclose(x, np.linalg.solve(stack.astype(np.float64), np.float64([1, 2, 3])), rtol=1e-5)
+    b2 = np.float32([[1, 2], [3, 4], [5, 6]])  # 2-D: a matrix (numpy 2), broadcast against the stack
+    x = np.asarray(L.solve(xp.asarray(stack), xp.asarray(b2)))
+    np.testing.assert_allclose(x, np.linalg.solve(stack.astype(np.float64), b2.astype(np.float64)), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(L.det(xp.asarray(a.astype(np.int32)))), np.linalg.det(a), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(L.cholesky(xp.asarray(a))), np.linalg.cholesky(a), rtol=1e-5, atol=1e-6)
     assert L.inv(xp.ones((0, 2, 2))).shape == (0, 2, 2) and L.det(xp.ones((3, 0, 0))).shape == (3,)

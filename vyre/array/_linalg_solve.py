@@ -37,7 +37,7 @@ class SlogdetResult(NamedTuple):
     logabsdet: Array
 
 
-def _eliminated(x: Array, b: Array | None, what: str) -> tuple[Array, Array, int, list[int]]:
+def _eliminated(x: Array, b: Array | None) -> tuple[Array, Array, int, list[int]]:
     """``[x | b]`` after elimination (and back substitution when ``b`` is given): the work array
     (..., n, n + r), the info array (..., 2) and r; the indexes of singular matrices when ``b`` is given."""
     dt = compute_dtype(x)
@@ -61,14 +61,14 @@ def _eliminated(x: Array, b: Array | None, what: str) -> tuple[Array, Array, int
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
-    """The solution of ``x1 @ x = x2`` (x1: (..., M, M); x2: (..., M, K), or (M,) / (..., M) as one
-    vector when its shape is x1's batch plus M (the standard's rule for a 1-D x2)). Residual
-    ||x1 x - x2|| / (||x1|| ||x||) within ~1e-6 in float32 (measured on random and ill-conditioned inputs)."""
+    """The solution of ``x1 @ x = x2`` (x1: (..., M, M); x2: (..., M, K), or (M,): one vector, broadcast
+    against x1's batch, the result (..., M)). Backward error ||x1 x - x2|| / (||x1|| ||x|| + ||x2||) within
+    2e-5 in float32 (tested on random and ill-conditioned inputs)."""
     a = matrices(x1, "solve", square=True)
     if not isinstance(x2, Array):
         matrices(x2, "solve")  # the typed error for a non-array
     m = a.shape[-1]
-    vector = x2.ndim == 1 or (x2.ndim == a.ndim - 1 and x2.shape == a.shape[:-1])
+    vector = x2.ndim == 1  # the standard (2024.12) and numpy 2: only a 1-D x2 is one vector
     bm = reshape(x2, (*x2.shape, 1)) if vector else x2
     if bm.ndim < 2 or bm.shape[-2] != m:
         raise InvalidArgumentError(f"solve: x2 of shape {list(x2.shape)} does not match x1 of shape {list(a.shape)}",
@@ -83,7 +83,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     else:
         aa = broadcast_to(a, (*batch, m, m))
         bb = broadcast_to(bm, (*batch, m, k))
-        w, _, _, bad = _eliminated(aa, bb, "solve")
+        w, _, _, bad = _eliminated(aa, bb)
         if bad:
             raise LinAlgError(f"solve: matrix {bad[0]} of the batch is singular (a zero pivot)",
                               fix="check the system; a least-squares solution: pinv(x1) @ x2")
@@ -102,7 +102,7 @@ def inv(x: Array, /) -> Array:
     if a.size == 0:
         return result(zeros(a.shape, dtype=dt, device=a.device), a)
     ident = broadcast_to(eye(m, dtype=dt, device=a.device), a.shape)
-    w, _, _, bad = _eliminated(a, ident, "inv")
+    w, _, _, bad = _eliminated(a, ident)
     if bad:
         raise LinAlgError(f"inv: matrix {bad[0]} of the batch is singular (a zero pivot)",
                           fix="check the matrix; a pseudo-inverse: vyre.array.linalg.pinv")
@@ -113,7 +113,7 @@ def _diag_info(x: Array, what: str) -> tuple[Array, Array] | None:
     a = matrices(x, what, square=True)
     if a.size == 0:
         return None
-    w, info, _, _ = _eliminated(a, None, what)
+    w, info, _, _ = _eliminated(a, None)
     n = a.shape[-1]
     d = reshape(w, (*a.shape[:-2], n * n))[..., :: n + 1]
     return d, info[..., 0]

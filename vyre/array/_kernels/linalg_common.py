@@ -84,7 +84,7 @@ class Kernel:
         prm = self.b.buffer("prm", "u32", "uniform", count=4)
         self.lo, self.hi = self.b.let(prm[0], name="lo"), self.b.let(prm[1], name="hi")
 
-    def reduce_sum(self, v: Val, ty: str) -> Val:
+    def reduce_sum(self, v: Val) -> Val:
         """The sum over the workgroup of each thread's ``v`` (a tree in workgroup memory, unrolled; every
         thread must call it); the result is read by every thread after the last barrier."""
         b, t = self.b, self.t

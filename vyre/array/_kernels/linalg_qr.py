@@ -52,7 +52,7 @@ def qr_program(ty: str, nb: int, m: int, n: int, qc: int) -> Program:
                     with b.for_range(k + 1 + t, M, wg) as i:
                         v = b.let(a[at(i, k)])
                         part += v * v
-                    sigma = k_.reduce_sum(part, ty)
+                    sigma = k_.reduce_sum(part)
                     flat = b.let(sigma == 0.0, name="flat")
                     normx = b.let((alpha * alpha + sigma).sqrt(), name="normx")
                     beta = b.let(b.select(alpha >= 0.0, -normx, normx), name="beta")
