@@ -155,5 +155,8 @@ print(f"train loss {train_loss:.4f}; held-out loss {start_loss:.4f} -> {end_loss
       + (f"; loss scale {scaler.get_scale():g}" if scaler is not None else ""))
 print("sample:", repr("".join(vocab[i] for i in out)))
 ok = end_loss <= start_loss - args.min_drop and math.isfinite(end_loss)
+if scaler is not None and scaler.get_scale() < 1.0:   # every recent step found an inf/NaN and was skipped
+    print(f"the loss scale fell to {scaler.get_scale():g}: float16 overflowed in the forward pass")
+    ok = False
 print("held-out loss fell:", "OK" if ok else "MISMATCH")
 sys.exit(0 if ok else 1)

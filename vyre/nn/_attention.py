@@ -4,6 +4,7 @@ dot-product attention on ``(N, heads, L, head_dim)``, and the output projection.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import vyre.array as xp
@@ -73,7 +74,10 @@ class MultiheadAttention(Module):
             q, k, v = self._self_heads(query)
         else:
             q, k, v = self._heads(query, 0), self._heads(key, 1), self._heads(value, 2)
-        o = _ops.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)   # (N, h, L, d)
+        # q scaled before the scores' matmul, not the scores after it: under vyre.amp.autocast the matmul's
+        # float16 result must hold q.k / sqrt(d), and q.k itself can pass float16's 65504 once attention sharpens
+        q = q * (1.0 / math.sqrt(self.embed_dim // self.num_heads))
+        o = _ops.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal, scale=1.0)   # (N, h, L, d)
         n, length = query.shape[0], query.shape[1]
         o = xp.reshape(xp.permute_dims(o, (0, 2, 1, 3)), (n, length, self.embed_dim))
         out: Array = self.out_proj(o)
