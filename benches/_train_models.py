@@ -27,16 +27,24 @@ class Spec:
             return rng.standard_normal((n, 784)).astype(np.float32), rng.integers(0, 10, n).astype(np.int32)
         if self.name == "cnn":
             return rng.random((n, 1, 10, 10), np.float32), rng.integers(0, 10, n).astype(np.int32)
-        raise ValueError(self.name)
+        ids = rng.integers(0, VOCAB, (n, CONTEXT + 1)).astype(np.int32)  # next-character targets
+        return ids[:, :-1].copy(), ids[:, 1:].copy()
 
     def available(self) -> bool:
-        return self.name in ("mlp", "cnn")
+        if self.name != "transformer":
+            return True
+        import vyre.nn as nn
+        return hasattr(nn, "GPT")
 
+
+VOCAB, CONTEXT = 96, 128  # the character transformer: about the corpus's characters, context 128
 
 MODELS = [
     Spec("mlp", "MLP 784-1024-1024-10, ReLU, AdamW(lr 1e-3)", 512, 128, "adamw", 1e-3),
     Spec("cnn", "digits CNN: Conv2d(1,16,3), ReLU, MaxPool2d(2), Linear(256,10), Adam(lr 1e-2)", 256, 64, "adam",
          1e-2),
+    Spec("transformer", "GPT: 2 layers, d_model 128, 4 heads, context 128, vocab 96, AdamW(lr 3e-3)", 32, 4,
+         "adamw", 3e-3),
 ]
 
 
@@ -46,6 +54,8 @@ def _vyre_model(spec: Spec) -> Any:
     import vyre.random as vr
 
     k = vr.split(vr.key(3), 3)
+    if spec.name == "transformer":
+        return nn.GPT(VOCAB, CONTEXT, 128, 4, 2, key=k[0])
     if spec.name == "mlp":
         return nn.Sequential(nn.Linear(784, 1024, key=k[0]), nn.ReLU(), nn.Linear(1024, 1024, key=k[1]), nn.ReLU(),
                              nn.Linear(1024, 10, key=k[2]))
@@ -72,8 +82,9 @@ def vyre_trainer(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.n
     model.load_state_dict({k: xp.asarray(v) for k, v in init.items()})
     opt = optim.AdamW(model, lr=spec.lr) if spec.optimizer == "adamw" else optim.Adam(model, lr=spec.lr)
     xa, ya = xp.asarray(x), xp.asarray(y)
+    loss_of: Any = nn.lm_loss if spec.name == "transformer" else F.cross_entropy
     if not amp:
-        grad = value_and_grad(lambda values, xb, yb: F.cross_entropy(nn.functional_call(model, values, xb), yb))
+        grad = value_and_grad(lambda values, xb, yb: loss_of(nn.functional_call(model, values, xb), yb))
 
         def step(xb: Any, yb: Any) -> Any:
             loss, grads = grad(model.parameter_values(), xb, yb)
@@ -89,7 +100,7 @@ def vyre_trainer(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.n
         def scaled(values: Any, xb: Any, yb: Any) -> Any:
             with autocast("float16"):
                 logits = nn.functional_call(model, values, xb)
-            return scaler.scale(F.cross_entropy(logits, yb))
+            return scaler.scale(loss_of(logits, yb))
 
         sgrad = value_and_grad(scaled)
 

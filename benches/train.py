@@ -77,7 +77,7 @@ def _row(ctx: Context, spec: Spec):
                                                                      "GradScaler, flush")
         else:
             base["vyre_amp"] = Outcome.missing("vyre.amp not available")
-    torch = ctx.base.torch
+    torch = ctx.base.torch if spec.name != "transformer" else None
     if torch is not None:
         t_step, t_graph, t_losses = torch_step(torch, spec, init, x, y)
         base["torch"] = Outcome(_timed(ctx, t_step), method="torch eager: zero_grad, loss.backward(), opt.step(), "
@@ -87,8 +87,10 @@ def _row(ctx: Context, spec: Spec):
         check["torch_losses"] = t_losses
         check["ok"] = check["ok"] and bool(np.allclose(check["losses"], t_losses, rtol=1e-3, atol=1e-4))
     else:
-        base["torch"] = base["torch_graphs"] = Outcome.missing(ctx.base.torch_note)
-    j = jax_step(spec, init, x, y)
+        note = ("not in this bench yet: tests/nn/test_transformer_torch.py compares the training against torch"
+                if spec.name == "transformer" else ctx.base.torch_note)
+        base["torch"] = base["torch_graphs"] = Outcome.missing(note)
+    j = jax_step(spec, init, x, y) if spec.name != "transformer" else "not in this bench yet"
     if isinstance(j, str):
         base["jax"] = Outcome.missing(j)
     else:
