@@ -130,3 +130,10 @@ def test_both_backends_and_empty(xb):
     np.testing.assert_allclose(np.asarray(L.cholesky(xp.asarray(a))), np.linalg.cholesky(a), rtol=1e-5, atol=1e-6)
     assert L.inv(xp.ones((0, 2, 2))).shape == (0, 2, 2) and L.det(xp.ones((3, 0, 0))).shape == (3,)
     assert np.asarray(L.det(xp.ones((2, 0, 0)))).tolist() == [1.0, 1.0]
+
+
+def test_batch_past_one_grid_dimension(dev):
+    """70,000 matrices: more workgroups than one grid dimension holds (65,535), so the grid has a y axis."""
+    a = np.random.default_rng(2).standard_normal((70_000, 2, 2)).astype(np.float32)
+    d = np.asarray(L.det(xp.asarray(a)), np.float64)
+    np.testing.assert_allclose(d, np.linalg.det(a.astype(np.float64)), atol=1e-5)
