@@ -30,7 +30,19 @@ from .linalg_common import Kernel, eps_of, ilog2, per, start, steps, workgroup_f
 
 _cached = cache.register("linalg_jacobi", 128, Program).get
 
-MAX_N = 2048  # columns: the sort's rank loop and the rotations' workgroup arrays stay inside the limits
+MAX_N = 2048  # columns: the sort's rank loop stays inside the loop-trip limit
+WORKGROUP_BYTES = 16_384  # WebGPU's default maxComputeWorkgroupStorageSize
+
+
+def max_columns(ty: str, two_sided: bool) -> int:
+    """The most columns a Jacobi kernel of scalar type ``ty`` takes: its per-pair workgroup arrays (p, q as
+    u32; c, s and, two-sided, the 2 x 2 block's diagonal in ``ty``) and the reduction scratch fit in
+    :data:`WORKGROUP_BYTES`, and at most :data:`MAX_N`."""
+    size = 8 if ty == "f64" else 4
+    per_pair = 8 + (4 if two_sided else 2) * size
+    wg = workgroup_for(MAX_N)
+    pairs = (WORKGROUP_BYTES - wg * (size + 4)) // per_pair
+    return min(MAX_N, 2 * pairs)
 
 
 def sweeps_for(n: int, ty: str) -> int:
@@ -296,5 +308,5 @@ def sort_steps(p: Plan, ty: str, nb: int, rows: int, n: int, norms: bool, src: A
     steps(p, prog, handles, nb, [cost])
 
 
-__all__ = ["MAX_N", "sweeps_for", "eigh_program", "eigh_steps", "svd_program", "svd_steps", "sort_program",
-           "sort_steps"]
+__all__ = ["MAX_N", "WORKGROUP_BYTES", "max_columns", "sweeps_for", "eigh_program", "eigh_steps", "svd_program",
+           "svd_steps", "sort_program", "sort_steps"]
