@@ -14,8 +14,9 @@ dimensions.
 Accuracy (float32, measured on random, ill-conditioned (cond ~1e4) and rank-deficient inputs up to 32 x
 32): ||A V - V diag(w)|| / ||A|| and ||V^T V - I|| within ~1e-6, eigenvalues within ~1e-6 ||A|| of numpy's;
 ||A - U S Vh|| / ||A||, ||U^T U - I||, ||V V^T - I|| within ~1e-6 and singular values within ~1e-6 max(s).
-More columns than :func:`~vyre.array._kernels.linalg_jacobi.max_columns` allows (what the rotations' workgroup
-arrays fit in 16 KiB: eigh 1194 in float32, 664 in float64; svd 1792 and 1108) raise InvalidArgumentError.
+More columns than :func:`~vyre.array._kernels.linalg_jacobi.max_columns` allows (what the rotations'
+workgroup arrays fit in 16 KiB: eigh 1192 in float32, 664 in float64; svd 1792 and 1108; checked at the
+edge on lavapipe) raise InvalidArgumentError.
 """
 
 from __future__ import annotations

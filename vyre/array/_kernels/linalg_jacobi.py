@@ -39,10 +39,18 @@ def max_columns(ty: str, two_sided: bool) -> int:
     u32; c, s and, two-sided, the 2 x 2 block's diagonal in ``ty``) and the reduction scratch fit in
     :data:`WORKGROUP_BYTES`, and at most :data:`MAX_N`."""
     size = 8 if ty == "f64" else 4
-    per_pair = 8 + (4 if two_sided else 2) * size
-    wg = workgroup_for(MAX_N)
-    pairs = (WORKGROUP_BYTES - wg * (size + 4)) // per_pair
-    return min(MAX_N, 2 * pairs)
+
+    def r16(b: int) -> int:  # the validator rounds each workgroup array up to 16 bytes
+        return -(-b // 16) * 16
+
+    def need(n: int) -> int:
+        nh, wg = (n + 1) // 2, workgroup_for(n)
+        return r16(wg * size) + r16(wg * 4) + 2 * r16(nh * 4) + (4 if two_sided else 2) * r16(nh * size)
+
+    n = MAX_N
+    while n > 2 and need(n) > WORKGROUP_BYTES:
+        n -= 2  # even: an odd n has the pairs of n + 1
+    return n
 
 
 def sweeps_for(n: int, ty: str) -> int:
