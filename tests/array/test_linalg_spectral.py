@@ -163,3 +163,16 @@ def test_split_dispatches(dev, monkeypatch):
     split = [np.asarray(v) for v in (*L.eigh(_f32(a)), *L.svd(_f32(b)), *L.qr(_f32(b)), L.inv(_f32(a)))]
     for x, y in zip(one, split):
         np.testing.assert_array_equal(x, y)  # the same operations in the same order
+
+
+def test_step_past_the_loop_cap_is_an_error(dev):
+    """On lavapipe one svd step of 70,000 rows passes its 65,535 loop iterations: the loop trap's error,
+    never a wrong result (other adapters have no cap: the values are checked there)."""
+    from vyre.errors import DispatchError
+
+    a = np.random.default_rng(0).standard_normal((70_000, 2)).astype(np.float32)
+    if "llvmpipe" not in str(dev.adapter_info).lower():
+        np.testing.assert_allclose(np.asarray(L.svdvals(xp.asarray(a))), np.linalg.svd(a, compute_uv=False), rtol=1e-4)
+        return
+    with pytest.raises(DispatchError, match="loop iterations"):
+        np.asarray(L.svdvals(xp.asarray(a)))
