@@ -12,8 +12,9 @@ dimensions.
   matrix_rank: the count of s > rtol * max(s), same default.
 
 Accuracy (float32, measured on random, ill-conditioned (cond ~1e4) and rank-deficient inputs up to 32 x
-32): ||A V - V diag(w)|| / ||A|| and ||V^T V - I|| within ~1e-6, eigenvalues within ~1e-6 ||A|| of numpy's;
-||A - U S Vh|| / ||A||, ||U^T U - I||, ||V V^T - I|| within ~1e-6 and singular values within ~1e-6 max(s).
+32): ||A V - V diag(w)|| / ||A||, ||V^T V - I||, ||A - U S Vh|| / ||A||, ||U^T U - I||, ||V V^T - I|| a few
+1e-6, eigenvalues and singular values within a few 1e-6 of ||A|| (tests/array/test_linalg_spectral.py
+checks 2e-5); float64 within 1e-12.
 More columns than :func:`~vyre.array._kernels.linalg_jacobi.max_columns` allows (what the rotations'
 workgroup arrays fit in 16 KiB: eigh 1192 in float32, 664 in float64; svd 1792 and 1108; checked at the
 edge on lavapipe) raise InvalidArgumentError.
