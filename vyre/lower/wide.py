@@ -3,7 +3,8 @@
 What naga (wgpu-native v27) accepts, measured on lavapipe: the types ``f64``/``i64``/``u64`` and literal
 suffixes ``lf``/``li``/``lu`` (no ``enable`` directive); ``+ - * /``, comparisons, ``select``, ``abs``,
 ``min``/``max``, ``floor``/``ceil``/``round``/``trunc``/``fract``, ``sqrt``, ``inverseSqrt``, ``fma``,
-``frexp``/``ldexp`` and ``bitcast`` between the 64-bit scalars. Not accepted or not valid:
+``ldexp`` and ``bitcast`` between the 64-bit scalars (``frexp`` compiles, but its exponent is an i64, which
+drivers need not take: exponents are read from the bits instead). Not accepted or not valid:
 ``bitcast`` between a 64-bit scalar and ``vec2<u32>`` (here: through a u64 and two shifts), the bit-counting
 built-ins on 64-bit integers (the IR refuses them), a cast of a 64-bit *constant* to another type (naga's
 constant evaluator fails: such casts take a runtime value), and GLSL.std.450's Exp/Log/Sin/Cos/Tan/Tanh/Pow,
@@ -32,17 +33,21 @@ _F64_UNARY = {
 }
 
 
+def _ilogb(r: ExprRenderer) -> str:
+    return r.st.helper("_ilogb_f64", "ilogb_f64", template=_T)
+
+
 def f64_function(r: ExprRenderer, op: UnOp) -> str:
     """The helper computing ``op`` on f64 in software (declared with the helpers it calls)."""
     h = r.st.helper
     if op is UnOp.EXP:
         return h("_exp_f64", "exp_f64", template=_T)
     if op is UnOp.LOG:
-        return h("_log_f64", "log_f64", template=_T)
+        return h("_log_f64", "log_f64", template=_T, ilogb=_ilogb(r))
     if op is UnOp.EXP2:
         return h("_exp2_f64", "exp2_f64", template=_T, exp_fn=f64_function(r, UnOp.EXP))
     if op is UnOp.LOG2:
-        return h("_log2_f64", "log2_f64", template=_T, log_fn=f64_function(r, UnOp.LOG))
+        return h("_log2_f64", "log2_f64", template=_T, log_fn=f64_function(r, UnOp.LOG), ilogb=_ilogb(r))
     if op in (UnOp.SIN, UnOp.COS):
         return h(_F64_UNARY[op], "sincos_f64", template=_T, cos=op is UnOp.COS)
     if op is UnOp.TAN:
@@ -69,7 +74,8 @@ def binary(r: ExprRenderer, e: Binary, lhs: str, rhs: str) -> str | None:
                          log_fn=f64_function(r, UnOp.LOG))
         return f"{fn}({lhs}, {rhs})"
     if e.op is BinOp.REM and t is DataType.F64:
-        return f"{r.st.helper('_rem_f64', 'float_rem_f64', template=_T)}({lhs}, {rhs})"
+        fn = r.st.helper("_rem_f64", "float_rem_f64", template=_T, ilogb=_ilogb(r))
+        return f"{fn}({lhs}, {rhs})"
     if e.op in (BinOp.DIV, BinOp.REM) and t is DataType.I64:
         rem = e.op is BinOp.REM
         fn = r.st.helper(f"_{'rem' if rem else 'div'}_i64", "int_divrem", dtype="i64", udtype="u64", one="1li",
