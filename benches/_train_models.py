@@ -115,13 +115,13 @@ def vyre_trainer(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.n
 
 
 # ---- torch -------------------------------------------------------------------------------------------
-def _torch_model(torch: Any, spec: Spec, init: dict[str, np.ndarray]) -> Any:
+def _torch_model(torch: Any, spec: Spec, init: dict[str, np.ndarray], dev: str = "cuda") -> Any:
     nn = torch.nn
     if spec.name == "mlp":
         net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
     else:
         net = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 10))
-    net = net.cuda()
+    net = net.to(dev)
     params = dict(net.named_parameters())
     with torch.no_grad():
         for k, v in init.items():
@@ -134,13 +134,13 @@ def _torch_opt(torch: Any, spec: Spec, net: Any, capturable: bool) -> Any:
     return cls(net.parameters(), lr=spec.lr, capturable=capturable)
 
 
-def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray
-               ) -> tuple[Callable[[], None], Callable[[], None], list[float]]:
-    """(eager step, CUDA-graph step, the eager losses of 3 steps from ``init``)."""
+def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray,
+               dev: str = "cuda") -> tuple[Callable[[], None], Callable[[], None] | None, list[float]]:
+    """(eager step, CUDA-graph step (None on the CPU), the eager losses of 3 steps from ``init``)."""
     F = torch.nn.functional
-    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y.astype(np.int64)).cuda()
+    tx, ty = torch.from_numpy(x).to(dev), torch.from_numpy(y.astype(np.int64)).to(dev)
 
-    net = _torch_model(torch, spec, init)
+    net = _torch_model(torch, spec, init, dev)
     opt = _torch_opt(torch, spec, net, False)
 
     def one() -> Any:
@@ -150,12 +150,15 @@ def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarra
         opt.step()
         return loss
 
-    losses = [float(one()) for _ in range(3)]
+    losses = [float(one().detach()) for _ in range(3)]
 
     def eager() -> None:
         one()
-        torch.cuda.synchronize()
+        if dev == "cuda":
+            torch.cuda.synchronize()
 
+    if dev != "cuda":
+        return eager, None, losses
     gnet = _torch_model(torch, spec, init)
     gopt = _torch_opt(torch, spec, gnet, True)
     sx, sy = tx.clone(), ty.clone()

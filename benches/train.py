@@ -12,7 +12,8 @@ starts from the same initial weights.
 * ``torch``: torch eager (``loss.backward(); opt.step()``, then synchronize), ``torch_graphs``: the whole
   step captured with ``torch.cuda.graph`` (optimizer ``capturable=True``), ``jax``: ``jax.jit`` of the step
   (value_and_grad and the same AdamW/Adam written in jax.numpy), ``block_until_ready``; all on CUDA.
-* On a CPU adapter (lavapipe), or without CUDA: ``numpy`` for the MLP (forward, backward and AdamW by hand).
+* On a CPU adapter (lavapipe): ``torch`` is torch eager on the CPU where torch imports, and ``numpy`` the MLP
+  by hand (forward, backward and AdamW).
 
 Each row checks that the compiled step's loss after 3 steps equals the eager step's (bit for bit) and is
 within 1e-3 of torch's where torch runs.
@@ -34,6 +35,17 @@ NAME = "train"
 
 def plan(ctx: Context) -> int:
     return len([m for m in MODELS if m.available()])
+
+
+def _cpu_torch(ctx: Context) -> Any:
+    """torch for a CPU eager baseline when the adapter is a CPU one (lavapipe) and torch imports; else None."""
+    if "cpu" not in str(ctx.gpu.adapter_info.get("adapter_type", "")).lower():
+        return None
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - no torch: the numpy baseline stands in (the MLP)
+        return None
+    return torch
 
 
 def _timed(ctx: Context, fn: Callable[[], object]) -> Any:
@@ -77,13 +89,16 @@ def _row(ctx: Context, spec: Spec):
                                                                      "GradScaler, flush")
         else:
             base["vyre_amp"] = Outcome.missing("vyre.amp not available")
-    torch = ctx.base.torch if spec.name != "transformer" else None
-    if torch is not None:
-        t_step, t_graph, t_losses = torch_step(torch, spec, init, x, y)
-        base["torch"] = Outcome(_timed(ctx, t_step), method="torch eager: zero_grad, loss.backward(), opt.step(), "
-                                                             "synchronize")
-        base["torch_graphs"] = Outcome(_timed(ctx, t_graph), method="the whole step captured by torch.cuda.graph "
-                                                                    "(capturable optimizer): replay, synchronize")
+    torch, dev = (ctx.base.torch, "cuda") if ctx.base.torch is not None else (_cpu_torch(ctx), "cpu")
+    if torch is not None and spec.name != "transformer":
+        t_step, t_graph, t_losses = torch_step(torch, spec, init, x, y, dev)
+        base["torch"] = Outcome(_timed(ctx, t_step), method=f"torch eager on {dev}: zero_grad, loss.backward(), "
+                                                             "opt.step()" + (", synchronize" if dev == "cuda" else ""))
+        if t_graph is not None:
+            base["torch_graphs"] = Outcome(_timed(ctx, t_graph), method="the whole step captured by torch.cuda.graph "
+                                                                        "(capturable optimizer): replay, synchronize")
+        else:
+            base["torch_graphs"] = Outcome.missing("no CUDA device (torch on the CPU)")
         check["torch_losses"] = t_losses
         check["ok"] = check["ok"] and bool(np.allclose(check["losses"], t_losses, rtol=1e-3, atol=1e-4))
     else:
@@ -96,7 +111,7 @@ def _row(ctx: Context, spec: Spec):
     else:
         base["jax"] = Outcome(_timed(ctx, j), method="jax.jit of value_and_grad + the optimizer, "
                                                      "block_until_ready")
-    if spec.name == "mlp" and (torch is None or ctx.quick):
+    if spec.name == "mlp" and dev == "cpu":
         base["numpy"] = Outcome(_timed(ctx, numpy_mlp_step(init, x, y, spec)),
                                 method="numpy float32: forward, backward and AdamW by hand")
     params = {"model": spec.describe, "batch": spec.batch(ctx.quick)}
