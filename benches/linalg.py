@@ -52,7 +52,7 @@ def _wall(ctx: Context, fn: Callable[[], object], method: str, label: str | None
 def _inputs(ctx: Context, fn: str, nb: int, n: int) -> list[np.ndarray]:
     a = ctx.rng.standard_normal((nb, n, n)).astype(np.float32)
     if fn == "eigh":
-        a = (a + np.swapaxes(a, -1, -2)) / 2
+        a = ((a + np.swapaxes(a, -1, -2)) / 2).astype(np.float32)
     if fn == "solve":
         return [a, ctx.rng.standard_normal((nb, n, 1)).astype(np.float32)]
     return [a]

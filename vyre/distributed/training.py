@@ -94,7 +94,7 @@ class DataParallel:
 
     def parameter_values(self, worker: int = 0) -> dict[str, np.ndarray]:
         """A replica's parameters, downloaded (every replica holds the same ones)."""
-        return self.pool.call_each(_values, what="DataParallel parameters")[worker]  # type: ignore[no-any-return]
+        return self.pool.call_each(_values, what="DataParallel parameters")[worker]
 
 
 __all__ = ["DataParallel"]
