@@ -200,13 +200,13 @@ def _wanted_features() -> set[str]:
 
 
 def test_generator_covers_the_ir():
-    """Within 1500 programs (of all families, f16 included) the generator reaches every node kind, operator,
+    """Within 3000 programs (of all families, f16 included) the generator reaches every node kind, operator,
     atomic op, built-in, buffer type and access mode: the fuzzer is not silently narrower than the IR.
     The search stops as soon as everything was seen (a few hundred programs)."""
     want = _wanted_features()
     seen: set[str] = set()
 
-    @settings(fuzz_settings(1500), derandomize=True, phases=[Phase.generate])  # fixed corpus, no shrinking
+    @settings(fuzz_settings(3000), derandomize=True, phases=[Phase.generate])  # fixed corpus, no shrinking
     @given(case=st.sampled_from(FAMILIES).flatmap(lambda family: fuzz_cases(family, f16=True)))
     def run(case):
         seen.update(_features_of(case.program))
@@ -217,7 +217,7 @@ def test_generator_covers_the_ir():
         run()
     except _Covered:
         return
-    pytest.fail(f"in 1500 programs the generator never produced: {sorted(want - seen)}")
+    pytest.fail(f"in 3000 programs the generator never produced: {sorted(want - seen)}")
 
 
 def test_generated_programs_fit_default_limits():
