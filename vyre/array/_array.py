@@ -7,8 +7,8 @@ This module holds the array object's storage, attributes, host interop and in-pl
 operators (arithmetic, comparisons, ``@``, indexing) and the methods that are namespace functions
 (``sum``, ``astype``, ``reshape``, ``mT``, ``to_device``, ...) are the namespace's functions themselves,
 bound to the class when vyre.array is imported (vyre/array/_operators.py): the modules defining them
-import this one, never the other way. ``__dlpack__`` is not provided (DLPack needs device pointers
-WebGPU does not expose).
+import this one, never the other way. ``__dlpack__`` hands a host copy (WebGPU exposes no device pointers:
+there is no zero-copy exchange; ``copy=False`` is a BufferError).
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ def _free(backend: Backend, handle: Any) -> None:
         backend.free_resident(handle)
     except VyreError:
         pass  # the device is gone or shut down: its buffers went with it
+
+
+#: DLPack's device types (dlpack.h: kDLCPU, kDLWebGPU)
+DLPACK_CPU, DLPACK_WEBGPU = 1, 15
 
 
 class Buffer:
@@ -183,6 +187,25 @@ class Array:
         out = (out != 0) if self._dtype == np.bool_ else out.astype(self._dtype, copy=False)
         out = out.reshape(self._shape)
         return out if dtype is None else out.astype(dtype)
+
+    # ---- DLPack (a host copy: WebGPU has no device pointers to share) --------------------------------
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLWebGPU, 0)``: DLPack's device type 15, where the data lives."""
+        return (DLPACK_WEBGPU, 0)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule of a **host copy** (one download), so ``np.from_dlpack(x)`` and
+        ``torch.from_dlpack(x)`` work: the consumer gets CPU memory it owns. ``dl_device`` may be None or
+        the CPU (``(1, 0)``); ``copy=False`` raises BufferError (WebGPU memory cannot be shared)."""
+        if copy is False:
+            raise BufferError("a vyre array lives in WebGPU memory, which DLPack cannot share without a copy "
+                              "(pass copy=True or None: a host copy)")
+        if dl_device is not None and tuple(dl_device)[0] != DLPACK_CPU:
+            raise BufferError(f"vyre arrays export to DLPack as host (CPU) copies only, not to device {dl_device}")
+        host = np.ascontiguousarray(self.__array__())
+        kwargs: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
+        return host.__dlpack__(**kwargs)
 
     def __len__(self) -> int:
         if not self._shape:

@@ -23,11 +23,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..backends.host import storage_nbytes
 from ..errors import ArgumentTypeError
 from . import _dtypes as D
 from ._array import Array
-from ._creation import check_shape, check_size
+from ._creation import asarray, check_shape, check_size
 from ._device import check_dtype_on, current_backend
 
 if TYPE_CHECKING:
@@ -73,4 +75,19 @@ def from_wgpu_buffer(buffer: Any, /, shape: Sequence[int] | int, dtype: Any, *, 
     return out
 
 
-__all__ = ["wgpu_buffer", "from_wgpu_buffer"]
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """An array from any DLPack producer whose data numpy can read (a CPU tensor of torch, jax, cupy's host
+    arrays, numpy itself...): read through ``numpy.from_dlpack`` and uploaded to ``device`` (the current
+    backend by default). The upload copies, so ``copy=False`` raises BufferError."""
+    if copy is False:
+        raise BufferError("from_dlpack: uploading to a WebGPU device always copies (pass copy=True or None)")
+    try:
+        host = np.from_dlpack(x)
+    except (AttributeError, TypeError, BufferError, RuntimeError) as exc:
+        raise ArgumentTypeError(f"from_dlpack: cannot read {type(x).__name__} through DLPack on the host: {exc}",
+                                fix="move the tensor to the CPU first (e.g. t.cpu()), or pass a numpy array") \
+            from None
+    return asarray(host, device=device)
+
+
+__all__ = ["wgpu_buffer", "from_wgpu_buffer", "from_dlpack"]
