@@ -91,7 +91,8 @@ _WRAPPED: dict[Callable[..., Any], Callable[..., Any]] = {}
 _SKIP = frozenset({"use", "current_backend", "evaluate", "fusion_stats", "reset_fusion_stats",
                    "__array_namespace_info__", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
                    "broadcast_shapes", "wgpu_buffer", "from_wgpu_buffer", "zeros", "ones", "empty", "full",
-                   "arange", "linspace", "eye", "program_of"})
+                   "arange", "linspace", "eye", "program_of",
+                   "from_dlpack"})  # from host data (a vyre array's own goes through a host copy): a constant
 
 
 def _call(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
