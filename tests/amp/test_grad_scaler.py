@@ -6,7 +6,6 @@ any gradient, None entries, structures); step's skip_if; state_dict; the disable
 from __future__ import annotations
 
 import importlib.util
-import inspect
 
 import numpy as np
 import pytest
@@ -153,8 +152,6 @@ def test_step_skips_on_the_device_and_update_needs_a_check(xb):
         assert scaler.get_scale() == 3.0
 
 
-@pytest.mark.skipif("skip_if" not in inspect.signature(optim.Optimizer.step).parameters,
-                    reason="vyre.optim's skip_if= (issue 26, another change) has not landed")
 def test_step_with_vyre_optim_keeps_parameters_and_state_when_skipped(xb):
     with xp.use(xb):
         layer = nn.Linear(3, 2, key=__import__("vyre").random.key(0))

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extras import require_adapter
 
 import vyre
 from vyre.array._kernels.linalg_jacobi import eigh_program, svd_program, sweeps_for
 from vyre.array._kernels.linalg_lu import cholesky_program, eliminate_program
 from vyre.array._kernels.linalg_qr import qr_program
-from vyre.ir.types import DataType
 
 N = 6
 TOL = 1e-12
@@ -19,13 +19,10 @@ TOL = 1e-12
 
 @pytest.fixture(params=["reference", "wgpu"])
 def f64_backend(request, ref_backend):
-    if not hasattr(DataType, "F64"):
-        pytest.skip("the IR has no f64 yet")
     if request.param == "reference":
         return ref_backend
     gpu = request.getfixturevalue("gpu")
-    if not getattr(gpu.capabilities(), "f64", False):  # Capabilities.f64: the adapter's shader-f64
-        pytest.skip("the adapter has no shader-f64")
+    require_adapter(gpu.capabilities().f64, "shader-f64")
     return gpu
 
 
@@ -67,8 +64,6 @@ def test_f64_arrays(f64_backend):
     """Through vyre.array's float64 arrays: every decomposition in float64, residuals <= 1e-12."""
     import vyre.array as xp
 
-    if not hasattr(xp, "float64"):
-        pytest.skip("vyre.array has no float64 yet")
     L = xp.linalg
     rng = np.random.default_rng(4)
     a = rng.standard_normal((2, N, N))

@@ -21,6 +21,7 @@ import browser_catalogue
 import numpy as np
 import pytest
 from browser_cases import Case, browser_tolerance, finite_only, fits, job
+from extras import require
 
 from vyre.ops.registry import compare
 
@@ -134,7 +135,7 @@ def test_a_tampered_shader_fails_the_comparison(browser_run):
 
 def _digits_cases(cases, family):
     if not DIGITS:
-        pytest.skip("scikit-learn (a test extra) is not installed: no digits data set")
+        require("sklearn", "a test extra: the digits data set")
     got = [c for c in cases if c.family == family]
     assert got, family
     return got

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extras import require_adapter
 
 from vyre import ProgramBuilder
 from vyre.errors import UnsupportedFeatureError, ValidationError
@@ -124,8 +125,7 @@ def test_tint_check_leaves_out_nonstandard_sources():
 def backend(request, ref_backend):
     b = ref_backend if request.param == "reference" else request.getfixturevalue("gpu")
     caps = b.capabilities()
-    if not (caps.f64 and caps.int64):
-        pytest.skip("the adapter lacks shader-f64 / shader-int64")
+    require_adapter(caps.f64 and caps.int64, "shader-f64 / shader-int64")
     return b
 
 
