@@ -117,16 +117,17 @@ def group_program(nodes: list[Node]) -> tuple[Program, list[Leaf], bytes | None]
     return prog, c.leaves, scalar_words(c.scalars) if c.scalars else None
 
 
-_storage_limits: dict[int, int] = {}
-
-
 def storage_limit(be: Any) -> int:
     """The storage buffers one kernel may bind on ``be`` (its device's limit; 8, WebGPU's default, where
-    a backend does not say), asked once per backend."""
-    got = _storage_limits.get(id(be))
+    a backend does not say). Asked once per backend and kept on it (an id-keyed table could outlive it)."""
+    got = getattr(be, "_vyre_storage_limit", None)
     if got is None:
-        got = _storage_limits[id(be)] = int(getattr(be.capabilities(), "max_storage_buffers_per_stage", 8))
-    return got
+        got = int(getattr(be.capabilities(), "max_storage_buffers_per_stage", 8))
+        try:
+            be._vyre_storage_limit = got
+        except AttributeError:  # a backend with slots: asked again next time (a frozen dataclass read)
+            pass
+    return int(got)
 
 
 def _joinable(group: list[tuple[Buffer, Node]], buf: Buffer, node: Node, limit: int = 8) -> bool:
