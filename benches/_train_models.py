@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ._train_transformer import jax_gpt_logits, torch_gpt, torch_lm_loss
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -111,18 +113,25 @@ def vyre_trainer(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.n
             return loss
 
     fn = vyre.compile(step) if compiled else step
-    return lambda: fn(xa, ya)
+
+    def call() -> Any:
+        return fn(xa, ya)
+    call.step = fn  # type: ignore[attr-defined]  # benches/profile_step.py reads the compiled step's trace
+    return call
 
 
 # ---- torch -------------------------------------------------------------------------------------------
 def _torch_model(torch: Any, spec: Spec, init: dict[str, np.ndarray], dev: str = "cuda") -> Any:
     nn = torch.nn
-    if spec.name == "mlp":
+    if spec.name == "transformer":
+        net = torch_gpt(torch, VOCAB, CONTEXT)
+    elif spec.name == "mlp":
         net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
     else:
         net = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 10))
     net = net.to(dev)
     params = dict(net.named_parameters())
+    assert sorted(params) == sorted(init), "the torch model's parameter names must be vyre's"
     with torch.no_grad():
         for k, v in init.items():
             params[k].copy_(torch.from_numpy(v))
@@ -136,8 +145,13 @@ def _torch_opt(torch: Any, spec: Spec, net: Any, capturable: bool) -> Any:
 
 def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray,
                dev: str = "cuda") -> tuple[Callable[[], None], Callable[[], None] | None, list[float]]:
-    """(eager step, CUDA-graph step (None on the CPU), the eager losses of 3 steps from ``init``)."""
-    F = torch.nn.functional
+    """(eager step, CUDA-graph step (None on the CPU), the eager losses of 3 steps from ``init``). float32
+    throughout: TF32 off for matmuls and cuDNN convolutions (vyre has no tensor cores through wgpu)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    def loss_of(logits: Any, target: Any) -> Any:
+        return torch_lm_loss(torch, logits, target)
     tx, ty = torch.from_numpy(x).to(dev), torch.from_numpy(y.astype(np.int64)).to(dev)
 
     net = _torch_model(torch, spec, init, dev)
@@ -145,7 +159,7 @@ def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarra
 
     def one() -> Any:
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(net(tx), ty)
+        loss = loss_of(net(tx), ty)
         loss.backward()
         opt.step()
         return loss
@@ -167,13 +181,13 @@ def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarra
     with torch.cuda.stream(s):
         for _ in range(3):  # warm-up on a side stream, as torch's whole-network capture recipe
             gopt.zero_grad(set_to_none=True)
-            F.cross_entropy(gnet(sx), sy).backward()
+            loss_of(gnet(sx), sy).backward()
             gopt.step()
     torch.cuda.current_stream().wait_stream(s)
     graph = torch.cuda.CUDAGraph()
     gopt.zero_grad(set_to_none=True)
     with torch.cuda.graph(graph):
-        F.cross_entropy(gnet(sx), sy).backward()
+        loss_of(gnet(sx), sy).backward()
         gopt.step()
 
     def graphed() -> None:
@@ -195,10 +209,13 @@ def jax_step(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarr
         dev = jax.devices("gpu")[0]
     except Exception:  # noqa: BLE001
         return "jax has no GPU device"
+    jax.config.update("jax_default_matmul_precision", "highest")  # float32 matmuls, not TF32
     params = {k: jax.device_put(jnp.asarray(v), dev) for k, v in init.items()}
     xj, yj = jax.device_put(jnp.asarray(x), dev), jax.device_put(jnp.asarray(y), dev)
 
     def forward(p: dict[str, Any], xb: Any) -> Any:
+        if spec.name == "transformer":
+            return jax_gpt_logits(jax, jnp, p, xb)
         if spec.name == "mlp":
             h = jax.nn.relu(xb @ p["0.weight"].T + p["0.bias"])
             h = jax.nn.relu(h @ p["2.weight"].T + p["2.bias"])
@@ -209,8 +226,9 @@ def jax_step(spec: Spec, init: dict[str, np.ndarray], x: np.ndarray, y: np.ndarr
         return h.reshape(h.shape[0], -1) @ p["4.weight"].T + p["4.bias"]
 
     def loss_fn(p: dict[str, Any], xb: Any, yb: Any) -> Any:
-        logp = jax.nn.log_softmax(forward(p, xb))
-        return -jnp.mean(jnp.take_along_axis(logp, yb[:, None], axis=1))
+        logits = forward(p, xb)
+        logp = jax.nn.log_softmax(logits.reshape(-1, logits.shape[-1]))
+        return -jnp.mean(jnp.take_along_axis(logp, yb.reshape(-1)[:, None], axis=1))
 
     b1, b2, eps = 0.9, 0.999, 1e-8
     wd = 0.01 if spec.optimizer == "adamw" else 0.0

@@ -2,16 +2,17 @@
 
 Rows (family ``train``): (a) an MLP 784-1024-1024-10, batch 512, AdamW; (b) the digits CNN (Conv2d(1, 16,
 3), ReLU, MaxPool2d(2), Linear(256, 10) on 10x10 images), batch 256, Adam; (c) the character transformer of
-examples/train_chars.py (2 layers, d_model 128, 4 heads, context 128), batch 32, AdamW -- where vyre.nn has
-it. The same batch is used at every step (the data pipeline is not what is measured); every framework
-starts from the same initial weights.
+examples/train_chars.py (2 layers, d_model 128, 4 heads, context 128), batch 32, AdamW (its torch and JAX
+versions: benches/_train_transformer.py). The same batch is used at every step (the data pipeline is not what
+is measured); every framework starts from the same initial weights.
 
 * ``vyre``: the step under ``vyre.compile`` (one replayed submission), then ``backend.flush()``;
 * ``vyre_eager``: the same step without ``vyre.compile``; ``vyre_amp``: compiled, under
   ``vyre.amp.autocast`` with a ``GradScaler`` (where vyre.amp exists);
 * ``torch``: torch eager (``loss.backward(); opt.step()``, then synchronize), ``torch_graphs``: the whole
   step captured with ``torch.cuda.graph`` (optimizer ``capturable=True``), ``jax``: ``jax.jit`` of the step
-  (value_and_grad and the same AdamW/Adam written in jax.numpy), ``block_until_ready``; all on CUDA.
+  (value_and_grad and the same AdamW/Adam written in jax.numpy), ``block_until_ready``; all on CUDA, all in
+  float32 (TF32 off in torch and JAX: vyre reaches no tensor cores through wgpu).
 * On a CPU adapter (lavapipe): ``torch`` is torch eager on the CPU where torch imports, and ``numpy`` the MLP
   by hand (forward, backward and AdamW).
 
@@ -90,7 +91,7 @@ def _row(ctx: Context, spec: Spec):
         else:
             base["vyre_amp"] = Outcome.missing("vyre.amp not available")
     torch, dev = (ctx.base.torch, "cuda") if ctx.base.torch is not None else (_cpu_torch(ctx), "cpu")
-    if torch is not None and spec.name != "transformer":
+    if torch is not None:
         t_step, t_graph, t_losses = torch_step(torch, spec, init, x, y, dev)
         base["torch"] = Outcome(_timed(ctx, t_step), method=f"torch eager on {dev}: zero_grad, loss.backward(), "
                                                              "opt.step()" + (", synchronize" if dev == "cuda" else ""))
@@ -102,10 +103,8 @@ def _row(ctx: Context, spec: Spec):
         check["torch_losses"] = t_losses
         check["ok"] = check["ok"] and bool(np.allclose(check["losses"], t_losses, rtol=1e-3, atol=1e-4))
     else:
-        note = ("not in this bench yet: tests/nn/test_transformer_torch.py compares the training against torch"
-                if spec.name == "transformer" else ctx.base.torch_note)
-        base["torch"] = base["torch_graphs"] = Outcome.missing(note)
-    j = jax_step(spec, init, x, y) if spec.name != "transformer" else "not in this bench yet"
+        base["torch"] = base["torch_graphs"] = Outcome.missing(ctx.base.torch_note)
+    j = jax_step(spec, init, x, y)
     if isinstance(j, str):
         base["jax"] = Outcome.missing(j)
     else:
