@@ -12,8 +12,8 @@ indexing functions share (_views), the backend of new arrays (_device: ``use``),
 method goes through one wrapper, a test of an empty list when no tape records; vyre.autograd is the
 recorder, and this package never imports it). Everything that builds or runs programs is
 in vyre/array/_kernels (expression nodes and their IR, fusion and evaluation, the program-cache
-registry, one module per kernel family). Gaps: no complex (so no conj/real/imag); DLPack through host
-copies only.
+registry, one module per kernel family). complex64 arrays hold (re, im) pairs (_complex; complex128 is
+refused). Gaps: DLPack through host copies only.
 
 Extending (the contract of the function families built on this core):
 
@@ -35,6 +35,8 @@ Extending (the contract of the function families built on this core):
 from __future__ import annotations
 
 from . import (
+               _complex,
+               _complex_reduce,  # noqa: F401 - registers the complex forms of sum, prod, mean, matmul, vecdot
                _creation,
                _dtypes,
                _elementwise,
@@ -53,6 +55,7 @@ from . import (
                linalg,  # noqa: E402 - the extension's namespace (after the star imports: a name of its own)
 )
 from ._array import Array
+from ._complex import *  # noqa: F403
 from ._creation import *  # noqa: F403
 from ._device import current_backend, use
 from ._dtypes import *  # noqa: F403
@@ -82,7 +85,7 @@ newaxis = None
 __all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", "current_backend",
            "run_pipeline_on", "program_of", "evaluate", "fusion_stats", "reset_fusion_stats", "e", "pi", "inf",
            "nan", "newaxis",
-           "linalg", *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_indexing.__all__,
+           "linalg", *_complex.__all__, *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_indexing.__all__,
            *_interop.__all__, *_linalg.__all__, *_manipulation.__all__, *_searching.__all__, *_sets.__all__,
            *_sorting.__all__, *_statistical.__all__, *_utility.__all__]
 

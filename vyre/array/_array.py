@@ -182,8 +182,10 @@ class Array:
             raise InvalidArgumentError("vyre arrays live on a device: np.asarray needs a copy (copy=False is "
                                        "impossible)", fix="call np.asarray(x) without copy=False")
         raw = download(self)  # pending work and the read: one submission
-        store = ir_type(self._dtype).storage_scalar.numpy_dtype
-        out = raw.view(store)[: self.size]
+        t = ir_type(self._dtype)
+        out = raw.view(t.storage_scalar.numpy_dtype)[: self.size * t.storage_lanes]
+        if self._dtype.kind == "c":  # interleaved (re, im) pairs: numpy's complex layout
+            out = out.view(self._dtype)
         out = (out != 0) if self._dtype == np.bool_ else out.astype(self._dtype, copy=False)
         out = out.reshape(self._shape)
         return out if dtype is None else out.astype(dtype)

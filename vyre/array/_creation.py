@@ -211,24 +211,27 @@ def zeros(shape: Shape, *, dtype: Any = None, device: Backend | None = None) -> 
     return a
 
 
-def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Backend | None = None) -> Array:
+def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any = None,
+         device: Backend | None = None) -> Array:
     """A lazy array of ``fill_value`` (a scalar broadcast: it fuses into whatever consumes it). A numpy
     scalar counts as the Python scalar of its kind."""
     s = check_shape(shape, "full")
-    if isinstance(fill_value, np.generic) and fill_value.dtype.kind in "biuf":
+    if isinstance(fill_value, np.generic) and fill_value.dtype.kind in "biufc":
         fill_value = fill_value.item()
     if dtype is None:
-        dt = D.bool if isinstance(fill_value, bool) else D.int32 if isinstance(fill_value, int) else D.float32
+        dt = D.bool if isinstance(fill_value, bool) else D.int32 if isinstance(fill_value, int) else \
+            D.complex64 if isinstance(fill_value, complex) else D.float32
     else:
         dt = D.as_dtype(dtype, "full")
-    if not isinstance(fill_value, (bool, int, float)):
+    if not isinstance(fill_value, (bool, int, float, complex)):
         raise ArgumentTypeError(f"full: fill_value must be a Python scalar, not {type(fill_value).__name__}",
                                 fix="pass a bool, int or float")
     D.check_scalar(fill_value, dt, "full")
     dev = current_backend(device)
     check_dtype_on(dev, dt)
     check_size(math.prod(s), dt, dev, "full")
-    v = dt.type(fill_value).item() if dt.kind != "f" else float(fill_value)
+    v = dt.type(fill_value).item() if dt.kind not in "fc" else complex(fill_value) if dt.kind == "c" else \
+        float(fill_value)
     return Array(s, dt, dev, Map("positive", (Scalar(v, dt),), dt, s))
 
 
@@ -259,6 +262,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, device: Backend | None = None,
              endpoint: bool = True) -> Array:
+    if isinstance(start, complex) or isinstance(stop, complex) or (dtype is not None and D.as_dtype(dtype).kind == "c"):
+        return _complex_linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint)
     start, stop = _real(start, "linspace", "start"), _real(stop, "linspace", "stop")
     _finite(start, "linspace", "start")
     _finite(stop, "linspace", "stop")
@@ -274,6 +279,29 @@ def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, devic
     check_dtype_on(dev, dt)
     check_size(count, dt, dev, "linspace")
     host = np.linspace(start, stop, count, endpoint=bool(endpoint), dtype=np.float64).astype(dt)
+    return upload(host, dev)
+
+
+def _complex_linspace(start: Any, stop: Any, num: int, *, dtype: Any, device: Backend | None,
+                      endpoint: bool) -> Array:
+    """linspace between complex endpoints (the real and imaginary parts spaced alike; complex64)."""
+    dt = D.complex64 if dtype is None else D.as_dtype(dtype, "linspace")
+    if dt.kind != "c":
+        raise UnsupportedDTypeError(f"linspace: complex endpoints need a complex dtype, not {dt}", fix="complex64")
+    ends = []
+    for v, name in ((start, "start"), (stop, "stop")):
+        if isinstance(v, bool) or not isinstance(v, (int, float, complex, np.number)):
+            raise ArgumentTypeError(f"linspace: {name} must be a number, not {type(v).__name__}", fix="pass a number")
+        c = complex(v)
+        _finite(c.real, "linspace", name)
+        _finite(c.imag, "linspace", name)
+        ends.append(c)
+    count = _int(num, "linspace", "num")
+    if count < 0:
+        raise InvalidArgumentError(f"linspace: num must be non-negative, not {count}", fix="pass num >= 0")
+    dev = current_backend(device)
+    check_size(count, dt, dev, "linspace")
+    host = np.linspace(ends[0], ends[1], count, endpoint=bool(endpoint), dtype=np.complex128).astype(dt)
     return upload(host, dev)
 
 
@@ -312,7 +340,7 @@ def ones_like(x: Array, /, *, dtype: Any = None, device: Backend | None = None) 
     return ones(x.shape, dtype=dt, device=dev)
 
 
-def full_like(x: Array, /, fill_value: bool | int | float, *, dtype: Any = None,
+def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
               device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return full(x.shape, fill_value, dtype=dt, device=dev)

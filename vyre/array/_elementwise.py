@@ -3,10 +3,11 @@ at evaluation (vyre/array/_kernels/fused.py), the IR of each op is in vyre/array
 
 :func:`apply` is the one way to record an elementwise op: device check, broadcasting, promotion, Python
 scalars, the tree limits, then a Map node. Integer and bool inputs of float-only functions are converted
-to float32 first (the standard leaves them implementation-defined). Complex numbers are not supported, so
-conj, real and imag are not provided. ``where`` (the standard lists it with the searching functions,
-vyre/array/_searching.py exports it) is recorded here like any elementwise op; ``astype`` is with the data
-types (vyre/array/_dtypes.py).
+to float32 first (the standard leaves them implementation-defined). Complex operands (and Python complex
+scalars) go through vyre/array/_complex.py's rules: the ops the standard defines for complex, others refused
+with a TypeError; ``real``, ``imag`` and ``conj`` are there. ``where`` (the standard lists it with the
+searching functions, vyre/array/_searching.py exports it) is recorded here like any elementwise op;
+``astype`` is with the data types (vyre/array/_dtypes.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
+from ._complex import elementwise_dtype as complex_dtype
 from ._device import same_device
 from ._kernels import elementwise as _ir  # noqa: F401 - registers the ops' IR in OPS
 from ._kernels.dtypes import DType
@@ -32,14 +34,14 @@ Scalarish = bool | int | float
 def is_scalar(v: Any) -> bool:
     """Whether ``v`` is a Python scalar operand (bool, int, float; numpy scalars are not: see
     :func:`py_scalar`)."""
-    return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic)
+    return isinstance(v, (bool, int, float, complex)) and not isinstance(v, np.generic)
 
 
 def py_scalar(v: Any) -> Any:
     """A real numpy scalar (``np.float64``, ``np.float32``, ``np.int64``, ``np.bool_``, ...) as the Python
     scalar of its kind, so it combines with arrays exactly as that Python scalar does (it does not change
     the array's dtype; an integer out of the dtype's range is refused); anything else unchanged."""
-    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
         return v.item()
     return v
 
@@ -139,6 +141,9 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[DType], DType] = _same
     dt = _PROMOTED.get(dts)
     if dt is None:
         dt = _PROMOTED[dts] = D.result_type(*dts)
+    if dt.kind == "c" or (scalars and any(isinstance(a, complex) for a in args)):
+        dt, out = complex_dtype(op, name, dt, args)  # raises for ops the standard leaves undefined
+        float_only, accept = False, "c"
     if scalars:
         # Python scalars of a higher kind (implementation-defined in the standard): a float with integer or
         # bool arrays gives float32, an int with bool arrays int32 (numpy would widen to 64 bits)

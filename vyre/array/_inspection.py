@@ -4,8 +4,8 @@ with ``capabilities``, ``default_device``, ``default_dtypes``, ``dtypes`` and ``
 A device is a vyre backend (see _device). ``float16`` is listed for a device only when it has the
 ``shader-f16`` feature, ``float64`` only with ``shader-f64`` and ``int64``/``uint64`` only with
 ``shader-int64`` (array-API clients such as scikit-learn check ``dtypes()`` and fall back to float32). There
-are no complex dtypes, so ``default_dtypes`` has no ``"complex floating"`` entry and
-``dtypes(kind="complex floating")`` is empty. "max dimensions" is 32: the elementwise broadcasting and host
+is one complex dtype, ``complex64``, listed on every device (the default of ``"complex floating"``); complex128
+never is (vyre/array/_kernels/dtypes.py says why). "max dimensions" is 32: the elementwise broadcasting and host
 transfers go through numpy, whose broadcasting takes at most 32 dimensions.
 """
 
@@ -26,10 +26,10 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "unsigned integer": ("uint32", "uint64"),
     "integral": ("int32", "int64", "uint32", "uint64"),
     "real floating": ("float16", "float32", "float64"),
-    "complex floating": (),
-    "numeric": ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"),
+    "complex floating": ("complex64",),
+    "numeric": ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64", "complex64"),
 }
-_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float16", "float32", "float64")
+_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float16", "float32", "float64", "complex64")
 
 
 class Info:
@@ -47,8 +47,9 @@ class Info:
 
     def default_dtypes(self, *, device: Backend | None = None) -> dict[str, Any]:
         """float32, int32 (also the index dtype), the same on every device, also one with float64/int64 (a
-        Python float stays float32 there); no complex entry (no complex dtypes)."""
-        return {"real floating": D.float32, "integral": D.int32, "indexing": D.int32}
+        Python float stays float32 there); complex64 for "complex floating"."""
+        return {"real floating": D.float32, "complex floating": D.complex64, "integral": D.int32,
+                "indexing": D.int32}
 
     def dtypes(self, *, device: Backend | None = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
         """The dtypes ``device`` holds by name (float16 only with shader-f16, float64 only with shader-f64,

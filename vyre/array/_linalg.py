@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
+from ._complex import dispatch as complex_form
 from ._creation import eye, zeros
 from ._device import same_device
 from ._elementwise import abs as _abs
@@ -123,6 +124,8 @@ def _product(a: Array, b: Array, batch: tuple[int, ...], m: int, k: int, n: int,
 def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product (the standard's rules: 1-D operands are promoted to a row (x1) or a column
     (x2) and that dimension is removed from the result; stacks broadcast their batch dimensions)."""
+    if isinstance(x1, Array) and isinstance(x2, Array) and "c" in (x1.dtype.kind, x2.dtype.kind):
+        return complex_form("matmul", x1, x2)
     dev, dt = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise InvalidArgumentError("matmul: operands must have at least one dimension",
@@ -149,8 +152,10 @@ def matrix_transpose(x: Array, /) -> Array:
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """The dot product of ``x1`` and ``x2`` along ``axis`` (counted from the last axis; the other axes
-    broadcast, the contracted one must have the same size in both). Real dtypes (no complex, so no
-    conjugation); integers too (exact, wrapping), float16 summed in float32."""
+    broadcast, the contracted one must have the same size in both); complex: ``sum(conj(x1) * x2)``
+    (vyre/array/_complex_reduce.py); integers too (exact, wrapping), float16 summed in float32."""
+    if isinstance(x1, Array) and isinstance(x2, Array) and "c" in (x1.dtype.kind, x2.dtype.kind):
+        return complex_form("vecdot", x1, x2, axis=axis)
     dev, dt = _operands("vecdot", x1, x2)
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise ArgumentTypeError(f"vecdot: axis must be an int, got {axis!r}", fix="e.g. axis=-1")
@@ -207,6 +212,8 @@ def _axes_pair(x1: Array, x2: Array, axes: Any) -> tuple[list[int], list[int]]:
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """Sum of products over ``axes`` (an int N: the last N of x1 with the first N of x2; or two sequences
     of axes), the result's shape being x1's free axes then x2's."""
+    if isinstance(x1, Array) and isinstance(x2, Array) and "c" in (x1.dtype.kind, x2.dtype.kind):
+        return complex_form("tensordot", x1, x2, axes=axes)
     dev, dt = _operands("tensordot", x1, x2)
     a1, a2 = _axes_pair(x1, x2, axes)
     for i, j in zip(a1, a2):

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ArgumentTypeError, AxisError, DispatchError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
+from ._complex import dispatch as complex_form
 from ._creation import full, zeros
 from ._device import check_dtype_on
 from ._elementwise import sqrt
@@ -101,12 +102,16 @@ def _reduce(x: Array, op: str, axis: Axis, keepdims: bool, out: DType, name: str
 
 def sum(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
     """Sum over ``axis`` (see the module docstring for dtypes, wrapping and float16)."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        return complex_form("sum", x, axis=axis, dtype=dtype, keepdims=keepdims)
     _check(x, "sum", "biuf")
     return _reduce(x, "sum", axis, keepdims, _sum_dtype(x, dtype, "sum"), "sum", empty=0)
 
 
 def prod(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:
     """Product over ``axis`` (integers wrap)."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        return complex_form("prod", x, axis=axis, dtype=dtype, keepdims=keepdims)
     _check(x, "prod", "biuf")
     return _reduce(x, "prod", axis, keepdims, _sum_dtype(x, dtype, "prod"), "prod", empty=1)
 
@@ -125,6 +130,8 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # 
 
 def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over ``axis`` (floats; summed in f32, divided by N in f32)."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        return complex_form("mean", x, axis=axis, keepdims=keepdims)
     _check(x, "mean", "f")
     return _reduce(x, "sum", axis, keepdims, x.dtype, "mean", empty=math.nan, divide=True)
 
@@ -196,6 +203,8 @@ def _cumulative(x: Array, op: str, axis: int | None, out_dtype: DType, include_i
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
     """Running sums along ``axis`` (optional for 1-d arrays); ``include_initial`` prepends 0."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        return complex_form("cumulative_sum", x, axis=axis, dtype=dtype, include_initial=include_initial)
     _check(x, "cumulative_sum", "biuf")
     return _cumulative(x, "sum", axis, _sum_dtype(x, dtype, "cumulative_sum"), include_initial, "cumulative_sum")
 
@@ -203,6 +212,8 @@ def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: bool = False) -> Array:
     """Running products along ``axis`` (optional for 1-d arrays); ``include_initial`` prepends 1."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        return complex_form("cumulative_prod", x)
     _check(x, "cumulative_prod", "biuf")
     return _cumulative(x, "prod", axis, _sum_dtype(x, dtype, "cumulative_prod"), include_initial,
                       "cumulative_prod")

@@ -19,6 +19,8 @@ from .nodes import Leaf, Map, Node, Scalar, View, collect, scalar_slots
 
 #: Elementwise ops: name -> emit(builder, args: list[Val], arg_dtypes, out_dtype) -> Val (unique names).
 OPS: dict[str, Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]] = {}
+#: The same ops where an operand or the result is complex (``vec2<f32>`` values: vyre/array/_kernels/complex.py)
+COMPLEX_OPS: dict[str, Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]] = {}
 
 
 class Emitter:
@@ -55,13 +57,19 @@ class Emitter:
             return w != 0
         if t == DataType.F16:
             return w.bitcast("f32").cast("f16")
+        if t == DataType.VEC2_F32:  # complex64: the f32 bits of re, then of im (nodes.scalar_words)
+            im = self.params[self._slot[id(n)] + 1]
+            return self.b.vec(t, w.bitcast("f32"), im.bitcast("f32"))
         if t.is_64bit:  # two words, low first (nodes.scalar_words)
             hi = self.params[self._slot[id(n)] + 1]
             return self.b.vec("vec2<u32>", w, hi).bitcast(t)
         return w if t == DataType.U32 else w.bitcast(t)
 
     def map(self, n: Map, args: list[Val]) -> Val:
-        return self.b.let(OPS[n.op](self.b, args, [a.dtype for a in n.args], n.dtype))
+        dts = [a.dtype for a in n.args]
+        if n.dtype.kind == "c" or any(d.kind == "c" for d in dts):
+            return self.b.let(COMPLEX_OPS[n.op](self.b, args, dts, n.dtype))
+        return self.b.let(OPS[n.op](self.b, args, dts, n.dtype))
 
     def _emit(self, n: Node, i: Val) -> Val:
         if isinstance(n, Leaf):
@@ -82,4 +90,4 @@ def emit(b: ProgramBuilder, node: Node, flat_index: Val, prefix: str = "in") -> 
     return e.value(flat_index), e
 
 
-__all__ = ["OPS", "Emitter", "emit"]
+__all__ = ["OPS", "COMPLEX_OPS", "Emitter", "emit"]

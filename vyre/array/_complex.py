@@ -1,0 +1,131 @@
+"""Complex numbers in vyre.array (the standard's complex64; complex128 is refused: vyre/array/_kernels/
+dtypes.py says why): the elementwise rules for complex operands, ``real``/``imag``/``conj``, the f32-pair
+views the FFT pipelines read and write, and the table of complex forms of functions defined elsewhere.
+
+Storage: a complex64 array's buffer holds interleaved (re, im) f32 pairs, one ``vec2<f32>`` per element
+(the IR is in vyre/array/_kernels/complex.py), so views, indexing, concat, the fused kernels and host
+transfers move pairs as they move any element. :func:`pairs` shares that buffer as a float32 array of
+shape ``(..., 2)`` and :func:`from_pairs` the other way (no copy; a pending array stays pending).
+
+Functions defined in other modules whose complex form is built from real work (``sum``, ``prod``,
+``mean``, ``matmul``, ``vecdot``, ``cumulative_sum``) call :func:`dispatch` for complex input;
+vyre/array/_complex_reduce.py registers those forms in :data:`IMPL` (this module sits below the modules
+that call it). A function with no complex form raises :class:`~vyre.errors.ArgumentTypeError` (a
+TypeError: the standard leaves it undefined for complex), before any GPU work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import ArgumentTypeError, UnsupportedDTypeError
+from ._array import Array
+from ._kernels import complex as _ir  # registers the complex ops' IR
+from ._kernels import dtypes as KD
+from ._kernels.dtypes import DType
+from ._kernels.nodes import Map
+
+#: complex forms of functions defined in other modules (filled by vyre/array/_complex_reduce.py)
+IMPL: dict[str, Callable[..., Array]] = {}
+
+
+def undefined(what: str, dtype: DType) -> ArgumentTypeError:
+    """The error of a function the standard does not define for complex (ordering, rounding, ...)."""
+    return ArgumentTypeError(f"{what} is not defined for complex arrays ({dtype}): complex numbers have no "
+                             "order (the array API standard)",
+                             fix="apply it to real(x), imag(x) or abs(x)")
+
+
+def dispatch(what: str, x: Array, *args: Any, **kwargs: Any) -> Array:
+    """The complex form of ``what`` on ``x`` (registered in :data:`IMPL`), or :func:`undefined`'s error."""
+    fn = IMPL.get(what)
+    if fn is None:
+        raise undefined(what, x.dtype)
+    return fn(x, *args, **kwargs)
+
+
+def elementwise_dtype(op: str, name: str, dt: DType, args: Sequence[Any]) -> tuple[DType, Callable[[DType], DType]]:
+    """For ``_elementwise.apply``: the operands' dtype and the result-dtype rule of ``op`` when an operand
+    is complex (``dt`` complex) or a Python complex scalar meets real arrays (then complex64, or complex128
+    for float64: refused). Raises for ops the standard leaves undefined for complex, and for complex128."""
+    if not KD.is_complex(dt):
+        dt = KD.complex_of(dt) if dt.kind == "f" else KD.complex64  # a Python complex with real arrays
+    kind = _ir.RESULT.get(op)
+    if kind is None:
+        raise undefined(name, dt)
+    if dt != KD.complex64:
+        raise UnsupportedDTypeError(f"{name}: {KD.COMPLEX128_WHY}", fix="astype(complex64) / float32 first")
+    if kind == "c":
+        return dt, lambda d: d
+    if kind == "r":
+        return dt, KD.real_of
+    return dt, lambda d: KD.bool
+
+
+def _check(x: Any, what: str) -> Array:
+    if not isinstance(x, Array):
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
+    return x
+
+
+def _component(x: Any, op: str) -> Array:
+    x = _check(x, op)
+    if not KD.is_complex(x.dtype):
+        if x.dtype.kind != "f":
+            raise UnsupportedDTypeError(f"{op} needs a floating-point or complex array, got {x.dtype}",
+                                        fix="astype(float32) or astype(complex64) first")
+        if op == "real":
+            return Array(x.shape, x.dtype, x.device, Map("positive", (x._node(),), x.dtype, x.shape))
+        from ._creation import zeros  # the imaginary part of a real array (numpy's rule)
+
+        return zeros(x.shape, dtype=x.dtype, device=x.device)
+    rt = KD.real_of(x.dtype)
+    return Array(x.shape, rt, x.device, Map(op, (x._node(),), rt, x.shape))
+
+
+def real(x: Array, /) -> Array:
+    """The real part (float32 for complex64; a real floating array: a copy of itself)."""
+    return _component(x, "real")
+
+
+def imag(x: Array, /) -> Array:
+    """The imaginary part (float32 for complex64; a real floating array: zeros)."""
+    return _component(x, "imag")
+
+
+def conj(x: Array, /) -> Array:
+    """The complex conjugate (``re - im j``); a real array is returned as a copy (numpy's rule)."""
+    x = _check(x, "conj")
+    op = "conj" if KD.is_complex(x.dtype) else "positive"
+    return Array(x.shape, x.dtype, x.device, Map(op, (x._node(),), x.dtype, x.shape))
+
+
+def make_complex(re: Array, im: Array) -> Array:
+    """``re + im j`` from two float32 arrays of one shape and device (lazy; fused with both)."""
+    return Array(re.shape, KD.complex64, re.device, Map("complex", (re._node(), im._node()), KD.complex64, re.shape))
+
+
+def pairs(z: Array) -> Array:
+    """A complex64 array's buffer as a float32 array of shape ``(*z.shape, 2)``: the same buffer (a pending
+    ``z`` is computed into it by whatever evaluates the view first)."""
+    z._allocate()
+    p = Array((*z.shape, 2), KD.float32, z.device)
+    p._buf = z._buf
+    return p
+
+
+def from_pairs(p: Array) -> Array:
+    """A float32 array of shape ``(..., 2)`` as the complex64 array of shape ``p.shape[:-1]`` over the
+    same buffer (``p`` pending: the buffer gets ``p``'s expression as its pending work)."""
+    if p.dtype != KD.float32 or not p.shape or p.shape[-1] != 2:
+        raise UnsupportedDTypeError(f"from_pairs needs float32 (..., 2), got {p.dtype}{list(p.shape)}",
+                                    fix="reshape to (..., 2)")
+    p._allocate()  # a pending expression gets its buffer now (with the expression as its pending work)
+    z = Array(p.shape[:-1], KD.complex64, p.device)
+    z._buf = p._buf
+    return z
+
+
+__all__ = ["real", "imag", "conj"]

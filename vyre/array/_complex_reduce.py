@@ -1,0 +1,142 @@
+"""The complex forms of reductions and products, built from the real kernels on the components (registered
+in vyre/array/_complex.py's ``IMPL``; the real functions call them for complex input):
+
+* ``sum``, ``mean``, ``cumulative_sum``: the real and imaginary parts reduced separately (two real
+  reductions fusing ``real(x)`` / ``imag(x)`` into their loads), joined lazily;
+* ``prod``: pairwise products of halves (log2(n) rounds of complex multiplies, the rounds fused in
+  chains up to the tree limits): no logarithms, so zeros, signs and infinities behave as in multiplication;
+* ``matmul``, ``tensordot``: four real products (``(ar br - ai bi) + (ar bi + ai br) j``; three, or two
+  when one operand is real), the real matrix kernels (and their accuracy) unchanged;
+* ``vecdot``: ``sum(conj(x1) * x2)`` per the standard, as four real vecdots.
+
+Argument checks (axes, shapes, devices) are those of the real functions the parts go through.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import UnsupportedDTypeError
+from . import _complex as C
+from . import _dtypes as D
+from . import _linalg as L
+from . import _statistical as S
+from ._array import Array
+from ._creation import full
+from ._kernels import dtypes as KD
+from ._manipulation import concat
+from ._views import permute_dims, reshape
+
+Parts = tuple[Array, Array | None]  # (real part, imaginary part or None for a real operand)
+
+
+def _result(dtype: Any, what: str) -> None:
+    if dtype is not None and D.as_dtype(dtype, what) != KD.complex64:
+        raise UnsupportedDTypeError(f"{what}: dtype={dtype} for complex64 input (the result is complex64)",
+                                    fix="leave dtype=None")
+
+
+def _split(x: Array) -> Parts:
+    """``x`` as float32 parts (an integer or float32 operand has no imaginary part)."""
+    if KD.is_complex(x.dtype):
+        return C.real(x), C.imag(x)
+    return (x if x.dtype == KD.float32 else D.astype(x, KD.float32)), None
+
+
+def _check_pair(what: str, x1: Any, x2: Any) -> None:
+    if isinstance(x1, Array) and isinstance(x2, Array) and D.result_type(x1.dtype, x2.dtype) != KD.complex64:
+        raise UnsupportedDTypeError(f"{what}: {KD.COMPLEX128_WHY} ({x1.dtype} with {x2.dtype} gives complex128)",
+                                    fix="astype(float32) the real operand first")
+
+
+def _sum_parts(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    _result(dtype, "sum")
+    re, im = C.real(x), C.imag(x)
+    return C.make_complex(S.sum(re, axis=axis, keepdims=keepdims), S.sum(im, axis=axis, keepdims=keepdims))
+
+
+def _mean_parts(x: Array, *, axis: Any = None, keepdims: bool = False) -> Array:
+    re, im = C.real(x), C.imag(x)
+    return C.make_complex(S.mean(re, axis=axis, keepdims=keepdims), S.mean(im, axis=axis, keepdims=keepdims))
+
+
+def _cumsum_parts(x: Array, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    _result(dtype, "cumulative_sum")
+    kw: dict[str, Any] = {"axis": axis, "include_initial": include_initial}
+    return C.make_complex(S.cumulative_sum(C.real(x), **kw), S.cumulative_sum(C.imag(x), **kw))
+
+
+def _prod(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    """Pairwise: the reduced axes moved last and flattened to one of n, then n -> ceil(n/2) per round
+    (an odd row padded with 1)."""
+    _result(dtype, "prod")
+    axes = S.normalize_axes(axis, x.ndim, "prod")
+    keep = [d for d in range(x.ndim) if d not in axes]
+    out_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else \
+        tuple(x.shape[d] for d in keep)
+    n = math.prod(x.shape[d] for d in axes)
+    rows = math.prod(x.shape[d] for d in keep)
+    if n == 0 or rows == 0:
+        return full(out_shape, 1 + 0j, dtype=KD.complex64, device=x.device)
+    y = reshape(permute_dims(x, (*keep, *axes)), (rows, n))
+    while n > 1:
+        if n % 2:
+            y = concat((y, full((rows, 1), 1 + 0j, dtype=KD.complex64, device=x.device)), axis=1)
+            n += 1
+        y = y[:, : n // 2] * y[:, n // 2:]
+        n //= 2
+    return reshape(y, out_shape)
+
+
+def _times(a: Parts, b: Parts, product: Callable[[Array, Array], Array]) -> Array:
+    """``product`` (a real bilinear map) of complex operands given as parts."""
+    (ar, ai), (br, bi) = a, b
+    re = product(ar, br)
+    if ai is not None and bi is not None:
+        re = re - product(ai, bi)
+    terms = [product(ar, bi) if bi is not None else None, product(ai, br) if ai is not None else None]
+    present = [t for t in terms if t is not None]
+    im = present[0] if len(present) == 1 else present[0] + present[1]
+    return C.make_complex(re, im)
+
+
+def _matmul(x1: Array, x2: Array) -> Array:
+    _check_pair("matmul", x1, x2)
+    return _times(_split(x1), _split(x2), L.matmul)
+
+
+def _tensordot(x1: Array, x2: Array, *, axes: Any = 2) -> Array:
+    _check_pair("tensordot", x1, x2)
+    return _times(_split(x1), _split(x2), lambda a, b: L.tensordot(a, b, axes=axes))
+
+
+def _vecdot(x1: Array, x2: Array, *, axis: int = -1) -> Array:
+    """``sum(conj(x1) * x2, axis)``: ``(ar br + ai bi) + (ar bi - ai br) j``."""
+    _check_pair("vecdot", x1, x2)
+    (ar, ai), (br, bi) = _split(x1), _split(x2)
+
+    def dot(a: Array, b: Array) -> Array:
+        return L.vecdot(a, b, axis=axis)
+    re = dot(ar, br)
+    if ai is not None and bi is not None:
+        re = re + dot(ai, bi)
+    im_terms = [dot(ar, bi) if bi is not None else None, -dot(ai, br) if ai is not None else None]
+    present = [t for t in im_terms if t is not None]
+    im = present[0] if len(present) == 1 else present[0] + present[1]
+    return C.make_complex(re, im)
+
+
+def _not_yet(what: str) -> Callable[..., Array]:
+    def refuse(x: Array, *args: Any, **kwargs: Any) -> Array:
+        raise UnsupportedDTypeError(f"{what} of complex arrays is not implemented in vyre",
+                                    fix=f"compute it on the host (np.{what}) or from real(x) and imag(x)")
+    return refuse
+
+
+C.IMPL.update({"sum": _sum_parts, "mean": _mean_parts, "prod": _prod, "cumulative_sum": _cumsum_parts,
+               "cumulative_prod": _not_yet("cumulative_prod"), "matmul": _matmul, "tensordot": _tensordot,
+               "vecdot": _vecdot})
+
+__all__: list[str] = []
