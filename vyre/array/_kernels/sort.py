@@ -13,6 +13,11 @@ set functions share.
   sorted by a second stable pass on the row id of each sorted element (a lexicographic (row, key) sort:
   one submission for any number of rows), then the indices become positions within their row.
 * :func:`gather_program`: the sorted values read through the order from the (fused) input expression.
+* The value sorts of one row, without an index (vyre/array/_sorting.py's fast paths): :func:`keys_pipeline`
+  sorts integer keys alone (``sort_key``/``sort_key_desc``: equal keys are equal values, so the values
+  come back from the keys by ``sort_unkey``); :func:`values_pipeline` sorts float keys carrying the
+  values' bits (``sort_bits``), so -0.0/+0.0 and NaN payloads keep their bits and stable order with no
+  gather. Both leave out the digit passes above the key's width (:func:`key_bits`: 1 for bool).
 """
 
 from __future__ import annotations
@@ -64,6 +69,42 @@ OPS["search_argmin_key"] = _argmin_key
 OPS["search_flag"] = _flag
 
 
+def key_bits(d: DType) -> int:
+    """Bits of the ``sort_key``/``sort_key_desc`` keys of dtype ``d`` (the radix passes they need)."""
+    return 1 if d == D.bool else 32
+
+
+def _sort_key(desc: bool) -> Any:
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
+        k = order_key(b, args[0], dts[0])
+        if not desc:
+            return k
+        return b.select(args[0], b.lit(0, "u32"), b.lit(1, "u32")) if dts[0] == D.bool else ~k
+    return emit
+
+
+def _unkey(desc: bool) -> Any:
+    """The value of dtype ``out`` (bool, int32 or uint32) whose ``sort_key`` is the argument."""
+    def emit(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
+        k = args[0]
+        if out == D.bool:
+            return k == b.lit(0 if desc else 1, "u32")
+        if desc:
+            k = ~k
+        if out == D.int32:
+            return (k ^ b.lit(0x80000000, "u32")).bitcast("i32")
+        return k
+    return emit
+
+
+# the sort fast paths' keys (search_key_desc stays the searching functions': ~key for bool too)
+OPS["sort_key"] = _sort_key(False)
+OPS["sort_key_desc"] = _sort_key(True)
+OPS["sort_unkey"] = _unkey(False)
+OPS["sort_unkey_desc"] = _unkey(True)
+OPS["sort_bits"] = lambda b, args, dts, out: args[0].bitcast("u32")  # float32's bits, carried by the sort
+
+
 @cache.memoized("sort.iota", 1, Program)
 def _iota_program() -> Program:
     b = ProgramBuilder("array_argsort_iota", WG)
@@ -91,22 +132,46 @@ def _row_program(n: int, final: bool) -> Program:
     return b.build()
 
 
+def row_bits(rows: int) -> int:
+    """Bits of the row ids 0 .. rows - 1 (the passes of the sort by row)."""
+    return max(1, (rows - 1).bit_length())
+
+
 @cache.memoized("sort.argsort", 64, Pipeline)
-def argsort_pipeline(size: int, n: int) -> Pipeline:
-    """Stable ascending argsort of ``size`` u32 keys in rows of ``n``: output ``order`` (i32 positions
-    within each row). One row: one radix_pairs sort; more: a second stable sort by row id."""
+def argsort_pipeline(size: int, n: int, bits: int = 32) -> Pipeline:
+    """Stable ascending argsort of ``size`` u32 keys below ``2**bits`` in rows of ``n``: output ``order`` (i32
+    positions within each row). One row: one radix_pairs sort; more: a second stable sort by row id (only
+    the passes of the row id's width)."""
     nblk = -(-size // WG)
     buffers = {"keys": BufferSpec(U32, size), "idx": BufferSpec(U32, size), "order": BufferSpec(DataType.I32, size)}
     steps = [Step(_iota_program(), ("idx",), (nblk, 1, 1))]
-    steps += sort_steps(size, ("keys", "idx"), ("sorted_keys", "perm"), ("keys_tmp", "idx_tmp"), buffers)
+    steps += sort_steps(size, ("keys", "idx"), ("sorted_keys", "perm"), ("keys_tmp", "idx_tmp"), buffers, bits)
     if size > n:
         steps.append(Step(_row_program(n, False), ("perm", "rows"), (nblk, 1, 1)))
         buffers["rows"] = BufferSpec(U32, size)
-        steps += sort_steps(size, ("rows", "perm"), ("sorted_rows", "perm2"), ("keys_tmp", "idx_tmp"), buffers)
+        steps += sort_steps(size, ("rows", "perm"), ("sorted_rows", "perm2"), ("keys_tmp", "idx_tmp"), buffers,
+                            row_bits(size // n))
         steps.append(Step(_row_program(n, True), ("perm2", "order"), (nblk, 1, 1)))
     else:
         steps.append(Step(_row_program(n, True), ("perm", "order"), (nblk, 1, 1)))
     return Pipeline("array.argsort", buffers, ("keys",), ("order",), tuple(steps))
+
+
+@cache.memoized("sort.keys", 64, Pipeline)
+def keys_pipeline(size: int, bits: int) -> Pipeline:
+    """Stable ascending sort of ``size`` u32 keys below ``2**bits``: input ``keys``, output ``sorted``."""
+    buffers = {"keys": BufferSpec(U32, size)}
+    steps = sort_steps(size, ("keys",), ("sorted",), ("keys_tmp",), buffers, bits)
+    return Pipeline("array.sort_keys", buffers, ("keys",), ("sorted",), tuple(steps))
+
+
+@cache.memoized("sort.values", 64, Pipeline)
+def values_pipeline(size: int, bits: int) -> Pipeline:
+    """Stable ascending sort of ``size`` u32 ``keys`` below ``2**bits`` carrying u32 ``vals``; output ``sorted``:
+    the values in key order."""
+    buffers = {"keys": BufferSpec(U32, size), "vals": BufferSpec(U32, size)}
+    steps = sort_steps(size, ("keys", "vals"), ("sorted_keys", "sorted"), ("keys_tmp", "vals_tmp"), buffers, bits)
+    return Pipeline("array.sort_values", buffers, ("keys", "vals"), ("sorted",), tuple(steps))
 
 
 _gathers = cache.register("sort.gather", 256, Program)
@@ -130,4 +195,5 @@ def gather_program(node: Node, key: tuple[Any, ...]) -> Program:
     return _gathers.get(("search_gather", key), make)
 
 
-__all__ = ["order_key", "argsort_pipeline", "gather_program", "WG", "NAN_KEY", "U32"]
+__all__ = ["order_key", "argsort_pipeline", "gather_program", "keys_pipeline", "values_pipeline", "key_bits",
+           "row_bits", "WG", "NAN_KEY", "U32"]

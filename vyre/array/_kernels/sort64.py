@@ -19,7 +19,7 @@ from . import cache
 from . import dtypes as D
 from .dtypes import DType
 from .emit import OPS
-from .sort import WG, _iota_program, _row_program
+from .sort import WG, _iota_program, _row_program, row_bits
 
 U32 = DataType.U32
 SIGN = 1 << 63
@@ -86,7 +86,8 @@ def argsort64_pipeline(size: int, n: int) -> Pipeline:
     if size > n:
         steps.append(Step(_row_program(n, False), ("perm2", "rows"), (nblk, 1, 1)))
         buffers["rows"] = BufferSpec(U32, size)
-        steps += sort_steps(size, ("rows", "perm2"), ("sorted_rows", "perm3"), ("keys_tmp", "idx_tmp"), buffers)
+        steps += sort_steps(size, ("rows", "perm2"), ("sorted_rows", "perm3"), ("keys_tmp", "idx_tmp"), buffers,
+                            row_bits(size // n))
         last = "perm3"
     steps.append(Step(_row_program(n, True), (last, "order"), (nblk, 1, 1)))
     return Pipeline("array.argsort64", buffers, ("lo", "hi"), ("order",), tuple(steps))
