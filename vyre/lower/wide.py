@@ -120,6 +120,10 @@ def cast(r: ExprRenderer, e: Cast, a: str) -> str | None:
         # source's signedness (the value), then reinterpret (numpy's and vyre's wrap)
         same = DataType.I64 if src.is_signed else DataType.U64
         return f"bitcast<{dst.value}>({same.value}({a}))"
+    if src is DataType.F32 and dst is DataType.F64:  # subnormals kept where f32 denormals are flushed
+        return f"{r.st.helper('_cvt_f32_f64', 'f32_to_f64', template=_T)}({a})"
+    if src is DataType.F64 and dst is DataType.F32:
+        return f"{r.st.helper('_cvt_f64_f32', 'f64_to_f32', template=_T)}({a})"
     return f"{dst.value}({a})"
 
 
