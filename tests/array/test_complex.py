@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vyre.array as xp
-from vyre.errors import UnsupportedDTypeError
+import vyre.autograd as ag
+from vyre.errors import InvalidArgumentError, UnsupportedDTypeError
 
 rng = np.random.default_rng(2901)
 
@@ -264,6 +265,16 @@ def test_refused_typed(xb):
                  lambda: xp.cumulative_prod(a), lambda: xp.asarray(Z) + xp.asarray(np.ones(40))):
         with pytest.raises(UnsupportedDTypeError):
             call()
+
+
+def test_no_silent_gradients(xb):
+    """A gradient reaching a complex call raises (no complex rules; the real ones would be wrong)."""
+    x = xp.asarray(np.arange(1, 9, dtype=np.float32))
+    for f in (lambda x: xp.sum(xp.real(x * 1j)), lambda x: xp.sum(xp.abs(xp.astype(x, xp.complex64))),
+              lambda x: xp.sum(xp.imag(xp.fft.fft(x)))):
+        with pytest.raises(InvalidArgumentError, match="no derivative rule"):
+            ag.grad(f)(x)
+    assert np.asarray(ag.grad(lambda x: xp.sum(x * x))(x)).tolist() == list(range(2, 18, 2))  # real: unchanged
 
 
 # ---- reductions and products ----------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from . import (
                _sorting,
                _statistical,
                _utility,
+               fft,  # the FFT extension's namespace
                linalg,  # noqa: E402 - the extension's namespace (after the star imports: a name of its own)
 )
 from ._array import Array
@@ -85,10 +86,11 @@ newaxis = None
 __all__ = ["Array", "__array_api_version__", "__array_namespace_info__", "use", "current_backend",
            "run_pipeline_on", "program_of", "evaluate", "fusion_stats", "reset_fusion_stats", "e", "pi", "inf",
            "nan", "newaxis",
-           "linalg", *_complex.__all__, *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_indexing.__all__,
+           "fft", "linalg", *_complex.__all__, *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__,
+           *_indexing.__all__,
            *_interop.__all__, *_linalg.__all__, *_manipulation.__all__, *_searching.__all__, *_sets.__all__,
            *_sorting.__all__, *_statistical.__all__, *_utility.__all__]
 
 # the autograd hook (vyre/array/_record.py): operators and public functions go through its wrapper
 _operators.bind(_record.recorded)
-_record.install(globals(), [linalg], _protocols._UFUNCS)
+_record.install(globals(), [linalg, fft], _protocols._UFUNCS)

@@ -230,8 +230,11 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any =
     dev = current_backend(device)
     check_dtype_on(dev, dt)
     check_size(math.prod(s), dt, dev, "full")
-    v = dt.type(fill_value).item() if dt.kind not in "fc" else complex(fill_value) if dt.kind == "c" else \
-        float(fill_value)
+    v: Any
+    if isinstance(fill_value, complex) or dt.kind == "c":  # (a complex value with a real dtype was refused)
+        v = complex(fill_value)
+    else:
+        v = dt.type(fill_value).item() if dt.kind != "f" else float(fill_value)
     return Array(s, dt, dev, Map("positive", (Scalar(v, dt),), dt, s))
 
 

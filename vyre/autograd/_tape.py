@@ -58,6 +58,12 @@ def is_float(x: Any) -> bool:
     return isinstance(x, Array) and x.dtype.kind == "f"
 
 
+def _inexact(x: Any) -> bool:
+    """Floating or complex: complex calls are recorded without a rule (a gradient reaching one raises:
+    there are no complex derivative rules, and the real ones would be silently wrong for complex values)."""
+    return isinstance(x, Array) and x.dtype.kind in "fc"
+
+
 @dataclass(eq=False, slots=True)
 class Node:
     name: str
@@ -121,16 +127,17 @@ class GradientTape:
         """The hook's callback (vyre/array/_record.py): one call and its result."""
         single = isinstance(out, Array)
         outs = (out,) if single else tuple(out) if isinstance(out, (tuple, list)) else ()
-        if not outs or not all(isinstance(o, Array) for o in outs) or not any(is_float(o) for o in outs):
+        if not outs or not all(isinstance(o, Array) for o in outs) or not any(_inexact(o) for o in outs):
             return
         if name in ZERO:
             return  # a constant of its inputs (floor, sign, zeros_like ...): no gradient flows back
-        inputs = [a for v in (*args, *kwargs.values()) for a in _arrays(v) if is_float(a)]
+        inputs = [a for v in (*args, *kwargs.values()) for a in _arrays(v) if _inexact(a)]
         if not inputs or any(o is a for o in outs for a in inputs):
             return  # nothing to differentiate, or the call answered an input itself (an identity)
         if not self.watch_accessed_arrays and not any(id(a) in self._tracked for a in inputs):
             return
-        node = Node(name, RULES.get(name), _params(fn, args, kwargs), outs, single)
+        cplx = any(a.dtype.kind == "c" for a in (*outs, *inputs))
+        node = Node(name, None if cplx else RULES.get(name), _params(fn, args, kwargs), outs, single)
         self._nodes.append(node)
         for a in inputs:
             self._held[id(a)] = a
