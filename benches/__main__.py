@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "transfer", "latency", "sequence", "compile", "scaling",
-            "arrays", "import_time", "captured", "linalg", "train")
+FAMILIES = ("elementwise", "reduce", "matmul", "fft", "search", "sort", "transfer", "latency", "sequence", "compile",
+            "scaling", "arrays", "import_time", "captured", "linalg", "train")
 
 
 def _names(text: str | None) -> list[str]:

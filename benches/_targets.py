@@ -1,5 +1,5 @@
-"""The performance targets of issues 5, 11, 13, 24 and 26 and how a results file meets them (``docs/performance.md``'s
-targets table; ``python -m benches`` prints it after a run)."""
+"""The performance targets of issues 5, 11, 13, 24, 26 and 31 and how a results file meets them
+(``docs/performance.md``'s targets table; ``python -m benches`` prints it after a run)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,14 @@ TARGETS: list[dict[str, Any]] = [
     {"id": "train_transformer_amp", "label": "train transformer step, compiled + AMP vs compiled f32",
      "metric": "train.transformer_step", "pick": "largest", "kind": "ratio", "baseline": "vyre_amp", "max": 0.7,
      "requirement": "<= 0.7x the compiled f32 step's time"},
+    # issue 31: sorting at bandwidth (benches/sort.py) and reductions over leading axes (benches/reduce.py)
+    *({"id": f"sort_{dt}", "label": f"vyre.array.sort {dt} 2^24 vs torch.sort", "metric": "sort.array",
+       "pick": {"n": 1 << 24, "dtype": dt}, "kind": "ratio", "baseline": "torch", "min": 0.5,
+       "requirement": ">= 0.5x torch.sort"} for dt in ("int32", "float32")),
+    *({"id": f"sum_axis0_{rows}x{cols}", "label": f"sum(axis=0) f32 {label} vs torch", "metric": "reduce.axis0",
+       "pick": {"rows": rows, "cols": cols}, "kind": "ratio", "baseline": "torch", "min": 0.9,
+       "requirement": ">= 0.9x torch.sum(dim=0)"} for rows, cols, label in ((8192, 8192, "8192x8192"),
+                                                                             (1 << 26, 4, "2^26x4"))),
 ]
 
 

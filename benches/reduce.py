@@ -5,6 +5,14 @@ numpy ``np.sum``; torch ``torch.sum`` and cupy ``cp.sum`` (CUDA events); Taichi 
 (the ``+=`` reduction idiom, benches/_taichi.py); raw wgpu-py: a hand-written two-pass tree
 reduction (256 invocations per workgroup, grid-stride loads, a shared-memory tree, one
 partial per workgroup (up to 1024 workgroups), then one workgroup over the partials).
+
+Reductions over the leading axis (``reduce.axis0``): ``x.sum(axis=0)`` of a device array (vyre.array's
+column-tiled kernels, vyre/array/_kernels/reduce_columns.py) for f32 8192 x 8192 and 2^26 x 4 (quick:
+512 x 512, 2^16 x 4), device time of the kernels the array namespace runs for it (the same programs and
+grid, on the array's buffer); baselines torch ``torch.sum(t, dim=0)`` and cupy ``cp.sum(c, axis=0)`` (CUDA
+events), numpy ``np.sum(x, axis=0)``. Check: every column against a float64 numpy sum, within the
+kernel's own bound (depth + 1) * 2^-24 * sum |x| (reduce.depth), and ``np.asarray(x.sum(axis=0))``
+identical to the timed kernels' output.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ def sizes(ctx: Context) -> list[int]:
 
 
 def plan(ctx: Context) -> int:
-    return len(sizes(ctx))
+    return len(sizes(ctx)) + len(axis0_shapes(ctx))
 
 
 def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "reduce.bandwidth",
@@ -103,6 +111,85 @@ def measure(ctx: Context, n: int, *, bench: str = NAME, metric: str = "reduce.ba
                   vyre=vy, baselines=base, work=4 * n, scale=1e9, check=check)
 
 
+def axis0_shapes(ctx: Context) -> list[tuple[int, int]]:
+    return [(512, 512), (1 << 16, 4)] if ctx.quick else [(8192, 8192), (1 << 26, 4)]
+
+
+def _axis0_steps(x, host_shape: tuple[int, int]):
+    """The steps ``x.sum(axis=0)`` runs (vyre/array/_kernels/reduce.py's column path), on x's buffer; returns
+    (steps, output handle, partials handle or None, rounding depth)."""
+    from vyre.array._kernels import reduce_columns as C
+    from vyre.array._kernels.nodes import Leaf
+    from vyre.array._kernels.reduction import Reduction
+
+    leaf = Leaf(x)
+    c = C.columns_for(leaf.shape, (0,))
+    assert c is not None, f"{host_shape}: not the column path"
+    red = Reduction("sum", "f32", np.dtype(np.float32))
+    c = C.vec_columns(red, leaf, c)  # as vyre/array/_kernels/reduce.py picks it
+    gpu = x.device
+    out = gpu.allocate_resident(4 * c.lanes * c.cols)
+    first = C.first_program(red, leaf, c)
+    if c.blocks == 1:
+        return [(first, [leaf.handle(), out], c.grid())], out, None, C.depth(c)
+    part = gpu.allocate_resident(4 * c.lanes * c.blocks * c.cols)
+    second, pc = C.partials_program(red, c)
+    return ([(first, [leaf.handle(), part], c.grid()), (second, [part, out], pc.grid())], out, part, C.depth(c))
+
+
+def measure_axis0(ctx: Context, rows: int, cols: int) -> dict:
+    import vyre.array as xp
+
+    label = f"2^{rows.bit_length() - 1}" if rows > 8192 else str(rows)
+    name = f"sum(axis=0) f32 {label}x{cols}"
+    nbytes = 4 * rows * cols
+    params = {"op": "sum(axis=0)", "dtype": "f32", "rows": rows, "cols": cols, "n": rows * cols, "bytes": nbytes}
+    too_big = over_binding_limit(ctx.gpu, nbytes)
+    if too_big:
+        return record(bench=NAME, name=name, metric="reduce.axis0", params=params, unit="GB/s",
+                      vyre=Outcome.missing(too_big), work=nbytes, scale=1e9)
+    host = ctx.rng.random((rows, cols), dtype=np.float32) - np.float32(0.5)
+    gpu = ctx.gpu
+    with xp.use(gpu):
+        x = xp.asarray(host)
+        steps, out, part, depth = _axis0_steps(x, (rows, cols))
+        kernels = [st[0].name for st in steps]
+        try:
+            vy = Outcome(ctx.kernel(steps), label="vyre.array column-tiled kernels (x.sum(axis=0))")
+            gpu.dispatch_resident_sequence(steps)
+            got = gpu.download_resident(out).view(np.float32)
+            via_api = np.asarray(x.sum(axis=0))
+        finally:
+            gpu.free_resident(out)
+            if part is not None:
+                gpu.free_resident(part)
+        del x
+    want = host.sum(axis=0, dtype=np.float64)
+    bound = (depth + 1) * 2.0 ** -24 * np.abs(host).sum(axis=0, dtype=np.float64)
+    err = np.abs(got.astype(np.float64) - want)
+    check = {"ok": bool(np.all(err <= bound)) and bool(np.array_equal(got.view(np.uint32), via_api.view(np.uint32))),
+             "against": "float64 numpy column sums, |err| <= (depth + 1) * 2^-24 * sum|x| per column; the array "
+                        "API's result bit-identical", "depth": depth, "max_err_over_bound": float(np.max(err / bound)),
+             "kernels": kernels}
+    base: dict[str, Outcome] = {"numpy": ctx.numpy(lambda: np.sum(host, axis=0), method="np.sum(x, axis=0)")}
+
+    def make_torch(torch):
+        t = torch.from_numpy(host).cuda()
+        return lambda: torch.sum(t, dim=0)
+
+    def make_cupy(cp):
+        c = cp.asarray(host)
+        return lambda: cp.sum(c, axis=0)
+
+    base["torch"] = ctx.torch(make_torch)
+    base["cupy"] = ctx.cupy(make_cupy)
+    ctx.release()
+    return record(bench=NAME, name=name, metric="reduce.axis0", params=params, unit="GB/s", vyre=vy,
+                  baselines=base, work=nbytes, scale=1e9, check=check)
+
+
 def run(ctx: Context):
     for n in sizes(ctx):
         yield measure(ctx, n)
+    for rows, cols in axis0_shapes(ctx):
+        yield measure_axis0(ctx, rows, cols)

@@ -132,7 +132,8 @@ def test_targets_pass_fail_and_na():
                    "reduce_torch": "n.a.", "round_trip_torch": "n.a.", "op_call_torch": "n.a.",
                    "captured_step": "n.a.", "captured_step_graphs": "n.a.", "round_trip_floor": "n.a.",
                    "sequence_cpu": "n.a.", "captured_cpu": "n.a.", "train_mlp_torch": "n.a.", "train_cnn_torch": "n.a.",
-                   "train_transformer_torch": "n.a.", "train_transformer_amp": "n.a."}
+                   "train_transformer_torch": "n.a.", "train_transformer_amp": "n.a.", "sort_int32": "n.a.",
+                   "sort_float32": "n.a.", "sum_axis0_8192x8192": "n.a.", "sum_axis0_67108864x4": "n.a."}
 
 
 def test_issue_24_targets():
@@ -163,6 +164,24 @@ def test_issue_26_targets():
                                 "train_transformer_amp")} == {
         "train_mlp_torch": "pass", "train_cnn_torch": "fail", "train_transformer_torch": "pass",
         "train_transformer_amp": "fail"}
+
+
+def test_issue_31_targets():
+    base = lambda ratio: {"torch": {"available": True, "value": 1.0, "ratio": ratio}}  # noqa: E731
+
+    def rec(metric, ratio, **params):
+        return {**_rec(metric, 1.0, unit="ms", baselines=base(ratio)), "params": params}
+
+    doc = {"results": [
+        rec("sort.array", 0.6, n=1 << 24, dtype="int32"),
+        rec("sort.array", 0.4, n=1 << 24, dtype="float32"),
+        rec("sort.array", 2.0, n=1 << 16, dtype="float32"),  # another size: not the target's row
+        rec("reduce.axis0", 0.95, rows=8192, cols=8192, n=8192 * 8192),
+        rec("reduce.axis0", 0.5, rows=1 << 26, cols=4, n=1 << 28),
+    ]}
+    got = {r["id"]: r["status"] for r in report.evaluate_targets(doc)}
+    assert {k: got[k] for k in ("sort_int32", "sort_float32", "sum_axis0_8192x8192", "sum_axis0_67108864x4")} == {
+        "sort_int32": "pass", "sort_float32": "fail", "sum_axis0_8192x8192": "pass", "sum_axis0_67108864x4": "fail"}
 
 
 def test_issue_13_targets():

@@ -131,3 +131,28 @@ def test_columns_float16(xb):
     want = xn.astype(np.float64).sum(axis=0)
     assert np.all(np.abs(np.asarray(got).astype(np.float64) - want) <= 1e-3 * want)  # one f16 rounding
     assert np.array_equal(np.asarray(xp.max(xp.asarray(xn), axis=0)), xn.max(axis=0))
+
+
+@pytest.mark.parametrize("shape,axis", [((5000, 4), (0,)), ((300, 64), (0,)), ((40000, 8), (0,)), ((9, 12), (0,)),
+                                        ((1, 700, 8), (1,)), ((3, 50, 16), (0, 1))])
+def test_columns_vec4_leaf(xb, shape, axis):
+    """f32 sums and means of a plain array with columns in fours read vec4 rows (vec_columns); the same
+    bound, NaN only in its own column, and a fused expression keeps the scalar kernel."""
+    xn = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+    x = xp.asarray(xn)
+    s = xp.sum(x, axis=axis)
+    assert any("columns_vec4" in k for k in _kernel_names(s))
+    _check_sum(np.asarray(s), xn, axis)
+    _check_sum(np.asarray(xp.mean(x, axis=axis)), xn, axis, divide=True)
+    assert not any("vec4" in k for k in _kernel_names(xp.sum(x * 2, axis=axis)))
+    xn.reshape(-1, xn.shape[-1])[xn.size // xn.shape[-1] // 2, 1] = np.nan
+    got = np.asarray(xp.sum(xp.asarray(xn), axis=axis)).reshape(-1)
+    assert np.isnan(got[1]) and not np.isnan(np.delete(got, 1)).any()
+
+
+def test_columns_vec4_geometry():
+    leaf_like = C.columns_for((1 << 20, 4), (0,))
+    assert leaf_like is not None and C.Columns(1 << 20, 1, lanes=4).tx == 1  # a warp: 32 whole rows
+    v = C.Columns(8192, 2048, lanes=4)
+    assert v.tiles * v.blocks <= 2048 and v.blocks > 1
+    assert C.depth(C.Columns(5000, 4)) >= C.depth(C.Columns(5000, 1, lanes=4))  # the budget covers either form

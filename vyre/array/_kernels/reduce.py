@@ -67,6 +67,7 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
 
 def _reduce_columns(red: Reduction, node: Node, c: C.Columns, out_shape: tuple[int, ...], device: Backend) -> Array:
     """:func:`reduce_node` with the column-tiled kernels (reduce_columns.py), deferred too."""
+    c = C.vec_columns(red, node, c)
     prog = C.first_program(red, node, c)
     second = C.partials_program(red, c) if c.blocks > 1 else None
 
@@ -74,7 +75,7 @@ def _reduce_columns(red: Reduction, node: Node, c: C.Columns, out_shape: tuple[i
         if second is None:
             p.steps.append((prog, [*p.bind(node), out], c.grid()))
             return
-        part = p.backend.allocate_resident(4 * c.blocks * c.cols, zeroed=False)
+        part = p.backend.allocate_resident(4 * c.lanes * c.blocks * c.cols, zeroed=False)
         p.temps.append(part)
         p.steps.append((prog, [*p.bind(node), part], c.grid()))
         p.steps.append((second[0], [part, out], second[1].grid()))
