@@ -196,6 +196,21 @@ def test_unary_math(xb, name):
     _close(getattr(xp, name)(xp.asarray(SMALL)), want, 2e-5, 2e-6)
 
 
+CUTS = np.array([2 + 0j, -2 + 0j, complex(2, -0.0), complex(-2, -0.0), 3j, -3j, complex(-0.0, 3), complex(0.0, -3),
+                 0.5, 0.999, 1e-4 + 1e-4j, 30 + 40j, 0j], np.complex64)  # both sides of every branch cut
+
+
+@pytest.mark.parametrize("name", ["asin", "acos", "atan", "asinh", "acosh", "atanh"])
+def test_inverse_functions(xb, name):
+    """Kahan's formulas: within 1e-6 of |numpy's result| (2e-6 absolute near 0), the signed zero picking
+    the side of a branch cut as numpy does."""
+    z = np.concatenate([_c(80, 2.0, np.random.default_rng(7)), CUTS])
+    want = getattr(np, "arc" + name[1:])(z.astype(complex))
+    got = np.asarray(getattr(xp, name)(xp.asarray(z)))
+    assert got.dtype == np.complex64
+    assert (np.abs(got - want) <= 2e-6 * np.abs(want) + 2e-6).all(), (z, got, want)
+
+
 def test_unary_math_wide_range(xb):
     z = _c(200, 3.0, np.random.default_rng(5))
     x = z.astype(complex)
@@ -331,6 +346,27 @@ def test_vecdot_tensordot(xb):
     _close(xp.tensordot(xp.asarray(a), xp.asarray(c), axes=1), np.tensordot(a.astype(complex), c, axes=1), 1e-5, 1e-5)
     with pytest.raises(UnsupportedDTypeError, match="complex128"):
         xp.matmul(xp.asarray(a), xp.asarray(np.ones((8, 2))))
+
+
+def test_norms_and_linalg(xb):
+    m = _c((3, 4))
+    a = xp.asarray(m)
+    for ord_ in (2, 1, np.inf, 3):
+        np.testing.assert_allclose(np.asarray(xp.linalg.vector_norm(a, ord=ord_)),
+                                   np.linalg.norm(m.ravel(), ord=ord_), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(xp.linalg.vector_norm(a, axis=1)), np.linalg.norm(m, axis=1), rtol=1e-5)
+    assert xp.linalg.vector_norm(a).dtype == xp.float32
+    for fn in (xp.linalg.inv, xp.linalg.cholesky, xp.linalg.det, xp.linalg.svd):
+        with pytest.raises(UnsupportedDTypeError, match="complex"):
+            fn(xp.asarray(_c((3, 3))))
+
+
+def test_python_complex_data(xb):
+    a = xp.asarray([1 + 2j, 3, -1j])
+    assert a.dtype == xp.complex64  # Python complex: the default complex dtype (as Python float -> float32)
+    np.testing.assert_array_equal(np.asarray(a), np.array([1 + 2j, 3, -1j], np.complex64))
+    assert xp.asarray(2j).shape == () and complex(xp.asarray(2j)) == 2j
+    assert xp.asarray([1.5, 2], dtype=xp.complex64).dtype == xp.complex64
 
 
 # ---- layout: pairs move together ------------------------------------------------------------------------

@@ -115,7 +115,8 @@ def upload(host: np.ndarray, device: Backend) -> Array:
 
 
 def _default_host(obj: Any) -> np.ndarray:
-    """Python scalars and nested lists: bool -> bool, int -> int32 (range-checked), float -> float32."""
+    """Python scalars and nested lists: bool -> bool, int -> int32 (range-checked), float -> float32,
+    complex -> complex64."""
     try:
         host = np.asarray(obj)
     except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, ...
@@ -136,6 +137,8 @@ def _default_host(obj: Any) -> np.ndarray:
         return host.astype(np.int32)
     if host.dtype.kind == "f":
         return host.astype(np.float32)
+    if host.dtype.kind == "c":  # Python complex: the default complex dtype, as Python float gives float32
+        return host.astype(np.complex64)
     return host
 
 

@@ -328,8 +328,9 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
                 ord: int | float = 2) -> Array:  # noqa: A002 - the standard's name
     """The vector p-norm over ``axis`` (None: all elements): ``ord`` 2 (default), 1, any p != 0
     (sum(|x|^p)^(1/p)), 0 (the count of non-zeros), inf (max |x|), -inf (min |x|). Sums in float32;
-    float16 results are rounded once at the end; integers give float32."""
-    x = _float(_check(x, "vector_norm"))
+    float16 results are rounded once at the end; integers give float32; complex: the norm of ``abs(x)``."""
+    x = _check(x, "vector_norm")
+    x = _float(_abs(x) if x.dtype.kind == "c" else x)
     if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
         raise ArgumentTypeError(f"vector_norm: ord must be a number, got {ord!r}", fix="e.g. ord=2 or ord=math.inf")
     out = x.dtype

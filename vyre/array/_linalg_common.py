@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ArgumentTypeError, InvalidArgumentError
+from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
 from ._kernels import dtypes as KD
@@ -33,6 +33,9 @@ def matrices(x: Any, what: str, *, square: bool = False) -> Array:
                                    fix="pass a stack of square matrices")
     if x.dtype == D.bool:
         raise ArgumentTypeError(f"{what}: needs a numeric array, got bool", fix="convert with astype(x, float32)")
+    if x.dtype.kind == "c":
+        raise UnsupportedDTypeError(f"{what}: complex matrices are not supported (real decompositions only)",
+                                    fix="decompose a real matrix (e.g. the real block form [[A, -B], [B, A]])")
     return x
 
 

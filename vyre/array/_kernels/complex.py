@@ -6,8 +6,9 @@ views, the fused kernels and the copy kernels (concat, gather, scatter) hold com
 any dtype. Here: arithmetic (division by Smith's algorithm, as numpy's), comparisons, the component
 functions (``real``, ``imag``, ``conj``, ``abs`` through a hypot without overflow), the tests, ``where``,
 ``astype`` and the internal ``complex`` (two real parts into one value). The transcendental functions
-are in vyre/array/_kernels/complex_math.py. :data:`RESULT` says which ops take complex operands and what
-kind of result they give: every other op is refused before recording (vyre/array/_complex.py).
+are in vyre/array/_kernels/complex_math.py, their inverses in complex_inverse.py. :data:`RESULT` says which
+ops take complex operands and what kind of result they give: every other op is refused before recording
+(vyre/array/_complex.py).
 
 Special values: ``multiply`` is the textbook formula (numpy's: ``(inf+0j) * (1+0j)`` is ``inf+nanj``, C99
 Annex G would recover infinities); ``divide`` follows numpy (a zero divisor gives inf/NaN components).
@@ -34,6 +35,7 @@ RESULT: dict[str, str] = {
     "reciprocal": "c", "pow": "c", "conj": "c", "sign": "c", "where": "c", "astype": "c",
     "sqrt": "c", "exp": "c", "expm1": "c", "log": "c", "log1p": "c", "log2": "c", "log10": "c",
     "sin": "c", "cos": "c", "tan": "c", "sinh": "c", "cosh": "c", "tanh": "c",
+    "asin": "c", "acos": "c", "atan": "c", "asinh": "c", "acosh": "c", "atanh": "c",
     "abs": "r", "real": "r", "imag": "r",
     "equal": "b", "not_equal": "b", "isnan": "b", "isinf": "b", "isfinite": "b",
 }
@@ -138,4 +140,4 @@ def _astype(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) ->
 
 __all__ = ["RESULT", "cx", "mul", "div", "eq", "isnan", "C2"]
 
-from . import complex_math  # noqa: E402, F401 - registers the transcendental ops (after the arithmetic)
+from . import complex_inverse, complex_math  # noqa: E402, F401 - the transcendental ops (after the arithmetic)
