@@ -356,6 +356,13 @@ def test_norms_and_linalg(xb):
                                    np.linalg.norm(m.ravel(), ord=ord_), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(xp.linalg.vector_norm(a, axis=1)), np.linalg.norm(m, axis=1), rtol=1e-5)
     assert xp.linalg.vector_norm(a).dtype == xp.float32
+    for ord_ in ("fro", 1, -1, np.inf):
+        np.testing.assert_allclose(np.asarray(xp.linalg.matrix_norm(a, ord=ord_)), np.linalg.norm(m, ord=ord_),
+                                   rtol=1e-5)
+    with pytest.raises(UnsupportedDTypeError, match="SVD"):
+        xp.linalg.matrix_norm(a, ord=2)
+    np.testing.assert_allclose(np.asarray(xp.linalg.trace(xp.asarray(m[:, :3]))), np.trace(m[:, :3]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(xp.linalg.outer(a[0], a[1])), np.outer(m[0], m[1]), rtol=1e-6)
     for fn in (xp.linalg.inv, xp.linalg.cholesky, xp.linalg.det, xp.linalg.svd):
         with pytest.raises(UnsupportedDTypeError, match="complex"):
             fn(xp.asarray(_c((3, 3))))
@@ -396,6 +403,13 @@ def test_layout(xb):
     want[1] = m[2]
     _close(b, want, 0)
     assert (np.asarray(xp.all(a)), np.asarray(xp.any(a * 0))) == (np.all(m), np.any(m * 0))
+    s = m.copy()
+    s[0, 1:3] = 0
+    s[1, 0, 0] = complex(0, np.nan)
+    got = xp.nonzero(xp.asarray(s))
+    for g, w in zip(got, np.nonzero(s)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert int(xp.count_nonzero(xp.asarray(s))) == np.count_nonzero(s)
     _close(xp.diff(a, axis=2), np.diff(m, axis=2), 1e-6, 1e-6)
 
 

@@ -138,6 +138,12 @@ def _astype(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) ->
     return cx(b, re, 0.0)
 
 
+@_reg("search_flag")
+def _flag(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> Val:
+    """nonzero/count_nonzero's flag (vyre/array/_kernels/sort.py): 1 where z != 0 (NaN parts count)."""
+    return b.select(_astype(b, args, dts, D.bool), b.lit(1, "u32"), b.lit(0, "u32"))
+
+
 __all__ = ["RESULT", "cx", "mul", "div", "eq", "isnan", "C2"]
 
 from . import complex_inverse, complex_math  # noqa: E402, F401 - the transcendental ops (after the arithmetic)
