@@ -15,7 +15,7 @@ import vyre.array as xp
 import vyre.nn as nn
 import vyre.nn.functional as F
 import vyre.random as vr
-from vyre.autograd import value_and_grad
+from vyre.autograd import grad, value_and_grad
 
 RNG = np.random.default_rng(5)
 
@@ -100,3 +100,15 @@ def test_module_gradients_through_functional_call(xb):
     for name, g in grads.items():
         np.testing.assert_allclose(np.asarray(g), central_gradient(lambda a, n=name: np_loss(n, a), w[name]),
                                    rtol=1e-3, atol=1e-5)
+
+
+def test_gelu_gradient_in_float16_is_finite_far_from_zero(xb):
+    """erf's small-|x| series is taken only below 0.5, but its x^13 overflows float16 from |x| ~ 4.4: the
+    gradient of the branch where() does not take (0) times that inf was NaN (mixed-precision training of the
+    transformer skipped every step once a hidden unit grew past ~6). Exact GELU' = Phi(x) + x phi(x)."""
+    v = np.array([-30, -8, -6, -5, -1, -0.3, 0, 0.2, 0.7, 3, 5, 6.5, 8, 30, 200], np.float16)
+    got = np.asarray(grad(lambda a: xp.sum(F.gelu(a)))(xp.asarray(v)), np.float64)
+    x = v.astype(np.float64)
+    want = 0.5 * (1 + np.vectorize(math.erf)(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
+    assert np.isfinite(got).all(), got
+    np.testing.assert_allclose(got, want, rtol=0, atol=4e-3)  # float16 arithmetic: ~11 bits
