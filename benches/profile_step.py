@@ -54,6 +54,17 @@ def main(argv: list[str] | None = None) -> None:
         replay = next(iter(run.step._cache.values())).replay
         steps = [(s.program, list(s.handles), s.config) for s in replay.steps]
         whole = statistics.median(_gpu_ns(gpu, steps, 1) for _ in range(5))
+        # the same kernels without the replay's copies: a resident sequence, and the captured pass alone
+        seq, bare = [], []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            gpu.dispatch_resident_sequence(steps)
+            gpu.flush()
+            t1 = time.perf_counter()
+            replay.captured.run()
+            gpu.flush()
+            seq.append(t1 - t0)
+            bare.append(time.perf_counter() - t1)
         per: dict[str, list[float]] = defaultdict(list)
         for st in steps:
             grid = "" if st[2] is None or st[2].grid is None else f" {tuple(st[2].grid)}"
@@ -63,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{len(steps)} kernels; wall per step {statistics.median(walls) * 1e3:.3f} ms (the call returns after "
           f"{statistics.median(calls) * 1e3:.3f} ms, {statistics.median(cpus) * 1e3:.3f} ms of CPU); GPU time of "
           f"the step in one pass {whole / 1e6:.3f} ms; sum of kernels timed alone {total / 1e6:.3f} ms")
+    print(f"wall of the same kernels as one resident sequence {statistics.median(seq) * 1e3:.3f} ms; the captured "
+          f"pass without its copies {statistics.median(bare) * 1e3:.3f} ms; {len(replay.state)} state copies, "
+          f"{len(replay.writes)} uploads per call")
     print(f"{'program':60s} {'count':>5s} {'total µs':>10s} {'mean µs':>9s}")
     for name, v in sorted(per.items(), key=lambda kv: -sum(kv[1]))[:a.top]:
         print(f"{name[:60]:60s} {len(v):5d} {sum(v) / 1e3:10.1f} {sum(v) / len(v) / 1e3:9.2f}")

@@ -52,7 +52,9 @@ def reduce_node(red: Reduction, node: Node, axes: tuple[int, ...], out_shape: tu
     second = R.partials_program(red, shape) if shape.tree and shape.blocks > 1 else None
 
     def build(p: Plan, out: Any) -> None:
-        if not shape.tree:
+        if shape.lanes > 1:
+            p.steps.append((prog, [*p.bind(view), out], R.lanes_grid(shape)))
+        elif not shape.tree:
             p.steps.append((prog, [*p.bind(view), out]))
         elif shape.blocks == 1:
             p.steps.append((prog, [*p.bind(view), out], R.grid(1, shape.rows)))
