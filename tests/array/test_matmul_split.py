@@ -120,3 +120,31 @@ def test_tiled_split_k_matches_numpy(xb, m, k, n):
 def test_tiled_split_k_only_for_few_tiles():
     assert S.split_shape(64, 2048, 64) is None  # short K
     assert S.split_shape(1024, 8192, 1024) is None  # many tiles: workgroups enough
+
+
+# the GPU-adapter policy (many short K-slices): shapes of a training step's weight gradients and heads
+GPU_CASES = [(None, 10, 256, 256), (None, 512, 1024, 10), (None, 10, 512, 1024), (None, 16, 16384, 9),
+             (3, 4, 700, 6)]
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "x".join(str(v) for v in c[1:]))
+def test_gpu_adapter_policy_splits_finer_and_matches_numpy(gpu, case):
+    """On a GPU adapter the thin kernel splits K into slices of >= GPU_MIN_SLICE for ~GPU_TARGET invocations;
+    run here (lavapipe) by marking the backend as a GPU one, restored afterwards."""
+    batch, m, k, n = case
+    lead = () if batch is None else (batch,)
+    cpu = T.thin_shape(batch or 1, m, k, n, batch is not None, batch is not None)
+    s = T.thin_shape(batch or 1, m, k, n, batch is not None, batch is not None, gpu=True)
+    assert s is not None and cpu is not None and s.slices > cpu.slices and s.slice_len >= T.GPU_MIN_SLICE
+    assert (s.slices - 1) * s.slice_len < k <= s.slices * s.slice_len
+    r = np.random.default_rng(k + n)
+    a = r.standard_normal(lead + (m, k)).astype(np.float32)
+    b = r.standard_normal(lead + (k, n)).astype(np.float32)
+    before = getattr(gpu, "_vyre_gpu_adapter", None)
+    gpu._vyre_gpu_adapter = True
+    try:
+        with xp.use(gpu):
+            got = np.asarray(xp.matmul(xp.asarray(a), xp.asarray(b)))
+    finally:
+        gpu._vyre_gpu_adapter = before
+    _check(a, b, got, T.depth(s))

@@ -146,6 +146,8 @@ def test_default_tiles():
     assert _gemm.default_tiles(4000, 4000, 4000) == _gemm.LARGE
     assert _gemm.default_tiles(4096, 1000, 64) == _gemm.LARGE
     assert _gemm.default_tiles(256, 256, 256) == _gemm.SMALL
+    assert _gemm.default_tiles(512, 1024, 784) == _gemm.SMALL  # 128 tiles: 8x8 blocks leave the GPU idle
+    assert _gemm.default_tiles(512, 784, 1024) == _gemm.SMALL
     assert _gemm.default_tiles(8, 1000, 64) == _gemm.NARROW
 
 

@@ -63,13 +63,29 @@ def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[t
     return [(step.program, DispatchConfig.coerce(step.grid)) for step in pipe.steps]
 
 
+def _gpu_adapter(be: Any) -> bool:
+    """Whether ``be`` runs on a GPU (a discrete or integrated adapter), not a CPU one (lavapipe, the
+    reference interpreter): the thin kernel splits K finer there. Kept on the backend, as storage_limit."""
+    got = getattr(be, "_vyre_gpu_adapter", None)
+    if got is None:
+        info = getattr(be, "adapter_info", None) or {}
+        got = str(info.get("adapter_type", "")).lower() in ("discretegpu", "integratedgpu")
+        try:
+            be._vyre_gpu_adapter = got
+        except AttributeError:
+            pass
+    return bool(got)
+
+
 def product_steps(p: Plan, dt: DType, fold: bool, nb: int, m: int, k: int, n: int, handles: list[Any]) -> None:
     """Append to ``p`` the steps of the float32 / float16 product of ``handles`` = [A, B, C] (A: (nb, m, k);
     B: (k, n) when ``fold``, else (nb, k, n)): the thin kernel (vyre/array/_kernels/matmul_thin.py, split
     along K where K is long) when float32 and M or N is small; for a long K into a few tiles of C the GEMM
     per K-slice and a fixed-order sum (vyre/array/_kernels/matmul_split.py); else the op library's GEMM."""
     if dt == D.float32:
-        s = T.thin_shape(1, nb * m, k, n, False, False) if fold else T.thin_shape(nb, m, k, n, True, True)
+        gpu = _gpu_adapter(p.backend)
+        s = (T.thin_shape(1, nb * m, k, n, False, False, gpu) if fold
+             else T.thin_shape(nb, m, k, n, True, True, gpu))
         if s is not None:
             if s.slices == 1:
                 p.steps.append((T.thin_program(s), handles, s.grid()))

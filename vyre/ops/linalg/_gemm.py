@@ -149,8 +149,11 @@ def default_tiles(m: int, n: int, k: int) -> GemmTiles:
       (29.5) beats DEEP (26.1).
     * 64x64x16 with 4x4 blocks otherwise (less padding waste, more workgroups), and
       32x64 when m <= 32 (few output rows, e.g. a convolution with few output channels).
+    * ... and also when the output has fewer than 256 64x64 tiles: an 8x8-block tile has 64 invocations, so
+      (512, 1024) with DEEP was 128 workgroups of 64 on the H200's 132 multiprocessors (262 µs, 4 TFLOP/s)
+      and (512, 784) with LARGE 28 workgroups (485 µs), in a training step's products.
     """
-    if m >= 512 and n >= 512:
+    if m >= 512 and n >= 512 and -(-m // 64) * -(-n // 64) >= 256:
         return DEEP if m % 64 == 0 and n % 64 == 0 else LARGE
     return NARROW if m <= 32 else SMALL
 
