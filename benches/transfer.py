@@ -3,7 +3,10 @@
 vyre upload: ``upload_resident(handle, data)`` then ``flush()`` (the data is on the device
 when the clock stops); readback: ``download_resident(handle, out=...)`` into a reused numpy
 array (the fast path), and ``download_resident(handle)`` into a new array, reported apart:
-fresh host memory costs page faults, which are expensive in virtual machines.
+fresh host memory costs page faults, which are expensive in virtual machines. Transfers of 8 MiB and
+more go in chunks through a ring of staging buffers (vyre/backends/wgpu/chunked.py: host and device
+copies overlapped); ``vyre_one_buffer`` is the same call with chunking off (one staging buffer, the
+copies in a row), measured in the same process, so a run shows what the chunks bring on its adapter.
 Baselines: raw wgpu-py ``queue.write_buffer`` + a fence (a 4-byte ``read_buffer``) and
 ``queue.read_buffer`` (+ ``np.frombuffer``); torch ``torch.from_numpy(x).cuda()`` /
 ``t.cpu()`` and cupy ``cp.asarray`` / ``cp.asnumpy`` (pageable host memory, synchronized);
@@ -38,6 +41,26 @@ def _reps(ctx: Context, nbytes: int) -> int:
     return 3 if nbytes >= 256 * MiB else ctx.reps
 
 
+def _one_buffer(gpu, h, data: np.ndarray, reps: int, budget: float):
+    """Upload and readback timings of ``h`` with chunked transfers off (and whether the bytes came back)."""
+    from vyre.backends.wgpu import chunked
+
+    saved = chunked.MIN_BYTES
+    chunked.MIN_BYTES = float("inf")
+    try:
+        def up():
+            gpu.upload_resident(h, data)
+            gpu.flush()
+
+        t_up = host_timing(up, reps=reps, inner=1, budget_s=budget)
+        into = np.empty(data.nbytes, np.uint8)
+        t_down = host_timing(functools.partial(gpu.download_resident, h, out=into), reps=reps, inner=1,
+                             budget_s=budget)
+        return t_up, t_down, bool(np.array_equal(into, data))
+    finally:
+        chunked.MIN_BYTES = saved
+
+
 def measure(ctx: Context, nbytes: int):
     gpu = ctx.gpu
     data = np.arange(nbytes // 4, dtype=np.uint32).view(np.uint8)
@@ -57,12 +80,16 @@ def measure(ctx: Context, nbytes: int):
         back = gpu.download_resident(h)
         ok = bool(np.array_equal(back, data))
         del back
+        up_one, down_one, ok_one = _one_buffer(gpu, h, data, reps, budget)
+        ok = ok and ok_one
     finally:
         gpu.free_resident(h)
-    check = {"ok": ok, "against": "the uploaded bytes (round trip)"}
+    check = {"ok": ok, "against": "the uploaded bytes (round trip, chunked and one-buffer paths)"}
 
-    up_base: dict[str, Outcome] = {}
-    down_base: dict[str, Outcome] = {}
+    up_base: dict[str, Outcome] = {"vyre_one_buffer": Outcome(up_one, method="upload_resident + flush(), "
+                                                              "chunking off (one staging buffer)")}
+    down_base: dict[str, Outcome] = {"vyre_one_buffer": Outcome(down_one, method="download_resident(h, out=...), "
+                                                                "chunking off (one staging buffer)")}
     host = np.empty_like(data)
     t = host_timing(functools.partial(np.copyto, host, data), reps=reps, inner=1, budget_s=budget)
     up_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import hostcopy
+from . import chunked, hostcopy
 from .device import Device
 from .driver import Driver
 from .failures import raise_translated
@@ -108,6 +108,13 @@ class Executor:
     def run(self, work: Work) -> list[Any]:
         """Submit ``work``; when it reads anything, wait and return one result per read (else ``[]`` at once)."""
         try:
+            if chunked.upload_eligible(work):  # a large upload or download alone: chunks overlapped (chunked.py)
+                self._check_driver()
+                chunked.upload(self, work)
+                return []
+            if chunked.download_eligible(work):
+                self._check_driver()
+                return chunked.download(self, work)
             layout, total, _ = self._submit(work, None, timer=None)
             if not work.reads:
                 return []

@@ -2,7 +2,10 @@
 
 * :class:`Staging` owns one MAP_WRITE upload buffer and one MAP_READ readback buffer per
   device, grown (powers of two) when a submission needs more and reused otherwise (the
-  executor decides what goes through them and maps them through its driver).
+  executor decides what goes through them and maps them through its driver), and the rings
+  of a few chunk-sized buffers per direction that large transfers cycle through
+  (vyre/backends/wgpu/chunked.py: the host copy of one chunk overlaps the device copy of
+  another; sized once per chunk size, so a 1 GiB transfer needs no 1 GiB staging buffer).
 * :class:`ResourceSet` holds the device buffers of one job slot of a compiled pipeline (one
   per binding, taken from the buffer pool and exchanged for a larger one when too small)
   and the bind groups made from them, keyed by the exact buffer objects, so a repeated
@@ -69,6 +72,8 @@ class Staging:
         self.max_buffer_size = max_buffer_size
         self.upload: GPUBuffer = None  # None until the first upload
         self.readback: GPUBuffer = None
+        #: "upload" / "readback" -> the chunk ring (all its buffers one size); see :meth:`ring`
+        self.rings: dict[str, list[GPUBuffer]] = {}
 
     def _create(self, size: int, usage: BufferUsage, label: str) -> GPUBuffer:
         self.stats.bump("staging_buffers_created")
@@ -100,14 +105,34 @@ class Staging:
         setattr(self, kind, buf)
         return buf
 
+    def ring(self, kind: str, slots: int, size: int) -> list[GPUBuffer]:
+        """``slots`` buffers of at least ``size`` bytes for chunked transfers (``kind``: "upload" or "readback"),
+        made once and replaced only when a larger chunk is asked for (the old ring destroyed first)."""
+        ring = self.rings.get(kind)
+        if ring is not None and len(ring) >= slots and int(ring[0].size) >= size:
+            return ring
+        import wgpu  # why: lazy, importing vyre must not import wgpu
+
+        self.rings.pop(kind, None)
+        for buf in ring or ():
+            buf.destroy()
+        BU = wgpu.BufferUsage
+        usage = BU.MAP_WRITE | BU.COPY_SRC if kind == "upload" else BU.MAP_READ | BU.COPY_DST
+        ring = []
+        for k in range(slots):
+            ring.append(self._create(align(size), usage, f"vyre-{kind}-ring-{k}"))
+            self.rings[kind] = ring  # kept from the first buffer on: a failed create leaves no orphan
+        return ring
+
+    def _all(self) -> list[GPUBuffer]:
+        return [b for b in (self.upload, self.readback) if b is not None] + [b for r in self.rings.values() for b in r]
+
     def bytes(self) -> int:
-        return sum(int(b.size) for b in (self.upload, self.readback) if b is not None)
+        return sum(int(b.size) for b in self._all())
 
     def reset(self) -> None:
-        """Drop both buffers (after an error that may have left one mapped)."""
-        for buf in (self.upload, self.readback):
-            if buf is None:
-                continue
+        """Drop every buffer (after an error that may have left one mapped)."""
+        for buf in self._all():
             try:
                 if str(buf.map_state) == "mapped":
                     buf.unmap()
@@ -115,16 +140,17 @@ class Staging:
                 pass
         self.upload = None
         self.readback = None
+        self.rings = {}
 
     def release(self) -> None:
-        for buf in (self.upload, self.readback):
-            if buf is not None:
-                try:
-                    buf.destroy()
-                except Exception:  # noqa: BLE001
-                    pass
+        for buf in self._all():
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001
+                pass
         self.upload = None
         self.readback = None
+        self.rings = {}
 
 
 @dataclass
