@@ -7,6 +7,7 @@ run the op library's tiled GEMM (vyre/ops/linalg/matmul.py) instead: :func:`gemm
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ...backends.config import DispatchConfig
@@ -55,12 +56,21 @@ def generic_program(dtype: Any, nb: int, m: int, k: int, n: int) -> Program:
 def gemm_steps(dt: DType, fold: bool, nb: int, m: int, k: int, n: int) -> list[tuple[Program, DispatchConfig | None]]:
     """The op library's GEMM pipeline for (nb stacked) (m, k) @ (k, n) of ``dt`` (float32; float16 when
     the stack folds into M): its programs with one dispatch config per grid each."""
+    if dt == D.float16 and not fold:
+        return _f16_batched(nb, m, k, n)
     from ...ops.api import pipeline_for  # why: vyre.ops.api loads the wgpu backend; imported on first use
     op = "matmul" if dt == D.float32 else "matmul.f16"
     params = {"m": nb * m, "k": k, "n": n} if fold else {"batch": nb, "m": m, "k": k, "n": n}
     pipe = pipeline_for(op if fold else "matmul.batched", params)
     # coerce: one config per grid, so the backend's per-step plan memo hits
     return [(step.program, DispatchConfig.coerce(step.grid)) for step in pipe.steps]
+
+
+@functools.lru_cache(maxsize=128)
+def _f16_batched(nb: int, m: int, k: int, n: int) -> list[tuple[Program, DispatchConfig | None]]:
+    """matmul.f16's tiled kernel over a stack (vyre.ops.linalg.matmul.build_f16_batched)."""
+    from ...ops.linalg.matmul import build_f16_batched  # why: as pipeline_for, on first use
+    return [(step.program, DispatchConfig.coerce(step.grid)) for step in build_f16_batched(nb, m, k, n).steps]
 
 
 def _gpu_adapter(be: Any) -> bool:

@@ -89,7 +89,7 @@ def _build(name: str, m: int, k: int, n: int, dtype: str, batch: int, params: di
             raise ValueError(f"{name}: {label} must be >= 1, got {v}")
     tiles = tiles_from(params, m, n, k)
     program = gemm_program(name.replace(".", "_"), m, n, k, tiles, _operands(m, n, k, dtype, batch, tiles.vec_io))
-    shape = (m, n) if name != "matmul.batched" else (batch, m, n)
+    shape = (m, n) if name not in ("matmul.batched", "matmul.f16.batched") else (batch, m, n)
     return single(program, grid=gemm_grid(m, n, tiles, batch), output_shapes={"c": shape})
 
 
@@ -99,6 +99,12 @@ def build(m: int, k: int, n: int, **tiles: int) -> Pipeline:
 
 def build_f16(m: int, k: int, n: int, **tiles: int) -> Pipeline:
     return _build("matmul.f16", m, k, n, "f16", 1, tiles)
+
+
+def build_f16_batched(batch: int, m: int, k: int, n: int, **tiles: int) -> Pipeline:
+    """matmul.f16's kernel over a stack (the batch on the grid's z axis; f32 sums, one rounding): not a
+    registered op, the float16 batched products of vyre.array (attention under autocast)."""
+    return _build("matmul.f16.batched", m, k, n, "f16", batch, tiles)
 
 
 def build_batched(batch: int, m: int, k: int, n: int, precision: str = "precise", **tiles: Any) -> Pipeline:
