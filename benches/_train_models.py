@@ -190,7 +190,10 @@ def torch_step(torch: Any, spec: Spec, init: dict[str, np.ndarray], x: np.ndarra
         loss_of(gnet(sx), sy).backward()
         gopt.step()
 
+    keep = (sx, sy, gnet, gopt)  # the graph reads and writes their memory: alive as long as the closure
+
     def graphed() -> None:
+        assert keep
         graph.replay()
         torch.cuda.synchronize()
 
