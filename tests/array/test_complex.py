@@ -177,6 +177,11 @@ def test_components(xb):
     np.testing.assert_array_equal(np.asarray(xp.asarray(Z) == Z[0].item()), Z == Z[0])
 
 
+def test_round(xb):
+    z = np.array([0.5 + 1.5j, 2.5 - 0.4j, -1.7 + 2.5j, complex(np.inf, np.nan)], np.complex64)
+    np.testing.assert_array_equal(np.asarray(xp.round(xp.asarray(z))), np.round(z))  # each part, half to even
+
+
 def test_sign(xb):
     z = np.array([3 + 4j, 0, -2j, complex(np.inf, 1), complex(-np.inf, np.inf)], np.complex64)
     got = np.asarray(xp.sign(xp.asarray(z)))
@@ -264,7 +269,7 @@ def test_where_and_fusion(xb):
 
 @pytest.mark.parametrize("call", [
     lambda a: a < a, lambda a: a >= 1, lambda a: xp.max(a), lambda a: xp.min(a), lambda a: xp.floor(a),
-    lambda a: xp.ceil(a), lambda a: xp.round(a), lambda a: xp.trunc(a), lambda a: xp.maximum(a, a),
+    lambda a: xp.ceil(a), lambda a: xp.trunc(a), lambda a: xp.maximum(a, a),
     lambda a: xp.minimum(a, 1), lambda a: a % 2, lambda a: a // 2, lambda a: xp.atan2(a, a), lambda a: xp.hypot(a, a),
     lambda a: xp.signbit(a), lambda a: xp.copysign(a, a), lambda a: xp.logaddexp(a, a), lambda a: xp.clip(a, 0, 1),
     lambda a: xp.var(a), lambda a: xp.std(a), lambda a: a & a, lambda a: xp.nextafter(a, a),
@@ -277,7 +282,7 @@ def test_undefined_for_complex(xb, call):
 def test_refused_typed(xb):
     a = xp.asarray(Z)
     for call in (lambda: xp.sort(a), lambda: xp.argsort(a), lambda: xp.argmax(a), lambda: xp.unique_values(a),
-                 lambda: xp.cumulative_prod(a), lambda: xp.asarray(Z) + xp.asarray(np.ones(40))):
+                 lambda: xp.asarray(Z) + xp.asarray(np.ones(40))):
         with pytest.raises(UnsupportedDTypeError):
             call()
 
@@ -308,6 +313,17 @@ def test_reductions(xb):
            np.concatenate([[0], np.cumsum(m[0, 0].astype(complex))]), 1e-5, 1e-5)
     with pytest.raises(UnsupportedDTypeError):
         xp.sum(a, dtype=xp.float32)
+
+
+def test_cumulative_prod(xb):
+    u = (np.exp(1j * rng.uniform(0, 6, (3, 13))) * (1 + 0.05 * rng.standard_normal((3, 13)))).astype(np.complex64)
+    a, w = xp.asarray(u), u.astype(complex)
+    _close(xp.cumulative_prod(a, axis=1), np.cumprod(w, axis=1), 1e-5, 1e-6)
+    _close(xp.cumulative_prod(a, axis=0), np.cumprod(w, axis=0), 1e-5, 1e-6)
+    _close(xp.cumulative_prod(a[1], include_initial=True), np.concatenate([[1], np.cumprod(w[1])]), 1e-5, 1e-6)
+    _close(xp.cumulative_prod(xp.asarray(np.zeros((2, 0), np.complex64)), axis=1), np.zeros((2, 0)), 0)
+    with pytest.raises(Exception, match="axis"):
+        xp.cumulative_prod(a)  # 2-d: axis required
 
 
 def test_prod(xb):

@@ -5,6 +5,7 @@ in vyre/array/_complex.py's ``IMPL``; the real functions call them for complex i
   reductions fusing ``real(x)`` / ``imag(x)`` into their loads), joined lazily;
 * ``prod``: pairwise products of halves (log2(n) rounds of complex multiplies, the rounds fused in
   chains up to the tree limits): no logarithms, so zeros, signs and infinities behave as in multiplication;
+  ``cumulative_prod`` by doubling (log2(n) rounds);
 * ``matmul``, ``tensordot``: four real products (``(ar br - ai bi) + (ar bi + ai br) j``; three, or two
   when one operand is real), the real matrix kernels (and their accuracy) unchanged;
 * ``vecdot``: ``sum(conj(x1) * x2)`` per the standard, as four real vecdots.
@@ -18,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UnsupportedDTypeError
+from ..errors import InvalidArgumentError, UnsupportedDTypeError
 from . import _complex as C
 from . import _dtypes as D
 from . import _linalg as L
@@ -90,6 +91,36 @@ def _prod(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     return reshape(y, out_shape)
 
 
+def _cumprod(x: Array, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
+    """Running products by doubling (Hillis-Steele): round k multiplies each element by the one 2^k
+    before it (1 before the start), log2(n) rounds of one kernel each; axis checks as the real function's."""
+    _result(dtype, "cumulative_prod")
+    if x.ndim == 0:
+        S.cumulative_prod(C.real(x), axis=axis, include_initial=include_initial)  # its error (0-d)
+    ax = 0 if axis is None and x.ndim == 1 else axis
+    if ax is None or isinstance(ax, bool) or not isinstance(ax, int) or not -x.ndim <= ax < x.ndim:
+        S.cumulative_prod(C.real(x), axis=axis, include_initial=include_initial)  # raises its error
+        raise AssertionError("unreachable")  # pragma: no cover - the real function raised
+    if not isinstance(include_initial, bool):
+        raise InvalidArgumentError("cumulative_prod: include_initial must be a bool", fix="pass True or False")
+    ax %= x.ndim
+    perm = (*range(ax), *range(ax + 1, x.ndim), ax)
+    y = permute_dims(x, perm)
+    lead, n = y.shape[:-1], y.shape[-1]
+
+    def ones(k: int) -> Array:
+        return full((*lead, k), 1 + 0j, dtype=KD.complex64, device=x.device)
+    k = 1
+    while k < n:
+        y = y * concat((ones(k), y[..., : n - k]), axis=-1)
+        k *= 2
+    if include_initial:
+        y = concat((ones(1), y), axis=-1)
+    back = list(range(x.ndim - 1))
+    back.insert(ax, x.ndim - 1)
+    return permute_dims(y, tuple(back))
+
+
 def _times(a: Parts, b: Parts, product: Callable[[Array, Array], Array]) -> Array:
     """``product`` (a real bilinear map) of complex operands given as parts."""
     (ar, ai), (br, bi) = a, b
@@ -128,15 +159,8 @@ def _vecdot(x1: Array, x2: Array, *, axis: int = -1) -> Array:
     return C.make_complex(re, im)
 
 
-def _not_yet(what: str) -> Callable[..., Array]:
-    def refuse(x: Array, *args: Any, **kwargs: Any) -> Array:
-        raise UnsupportedDTypeError(f"{what} of complex arrays is not implemented in vyre",
-                                    fix=f"compute it on the host (np.{what}) or from real(x) and imag(x)")
-    return refuse
-
-
 C.IMPL.update({"sum": _sum_parts, "mean": _mean_parts, "prod": _prod, "cumulative_sum": _cumsum_parts,
-               "cumulative_prod": _not_yet("cumulative_prod"), "matmul": _matmul, "tensordot": _tensordot,
+               "cumulative_prod": _cumprod, "matmul": _matmul, "tensordot": _tensordot,
                "vecdot": _vecdot})
 
 __all__: list[str] = []

@@ -213,7 +213,7 @@ def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: bool = False) -> Array:
     """Running products along ``axis`` (optional for 1-d arrays); ``include_initial`` prepends 1."""
     if isinstance(x, Array) and x.dtype.kind == "c":
-        return complex_form("cumulative_prod", x)
+        return complex_form("cumulative_prod", x, axis=axis, dtype=dtype, include_initial=include_initial)
     _check(x, "cumulative_prod", "biuf")
     return _cumulative(x, "prod", axis, _sum_dtype(x, dtype, "cumulative_prod"), include_initial,
                       "cumulative_prod")

@@ -32,7 +32,7 @@ Emit = Callable[[ProgramBuilder, list[Val], list[DType], DType], Val]
 #: "b" (bool). The standard's functions outside this table are refused for complex (TypeError).
 RESULT: dict[str, str] = {
     "positive": "c", "negative": "c", "add": "c", "subtract": "c", "multiply": "c", "divide": "c", "square": "c",
-    "reciprocal": "c", "pow": "c", "conj": "c", "sign": "c", "where": "c", "astype": "c",
+    "reciprocal": "c", "pow": "c", "conj": "c", "sign": "c", "where": "c", "astype": "c", "round": "c",
     "sqrt": "c", "exp": "c", "expm1": "c", "log": "c", "log1p": "c", "log2": "c", "log10": "c",
     "sin": "c", "cos": "c", "tan": "c", "sinh": "c", "cosh": "c", "tanh": "c",
     "asin": "c", "acos": "c", "atan": "c", "asinh": "c", "acosh": "c", "atanh": "c",
@@ -108,6 +108,7 @@ COMPLEX_OPS["isnan"] = lambda b, args, dts, out: isnan(b, args[0])
 COMPLEX_OPS["isinf"] = _unary(lambda b, re, im: M.isinf(b, re) | M.isinf(b, im))
 COMPLEX_OPS["isfinite"] = _unary(lambda b, re, im: M.isfinite(b, re) & M.isfinite(b, im))
 COMPLEX_OPS["where"] = lambda b, args, dts, out: b.select(args[0], args[1], args[2])
+COMPLEX_OPS["round"] = lambda b, args, dts, out: args[0].round()  # each part, half to even (the standard)
 COMPLEX_OPS["complex"] = lambda b, args, dts, out: cx(b, args[0], args[1])  # two float32 parts
 
 
