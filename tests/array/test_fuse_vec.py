@@ -63,7 +63,8 @@ def values(dtype: str, n: int, lo: float = -100, hi: float = 100) -> np.ndarray:
 
 
 def test_whitelist_is_what_the_tests_cover():
-    assert set(VEC_OPS) == set(EXACT_UNARY) | set(FLOAT_FN) | set(BINARY) | {"astype"}
+    lanewise = {"sin", "cos", "tan"}  # their range reduction selects: run lane by lane in the vec4 program
+    assert set(VEC_OPS) == set(EXACT_UNARY) | (set(FLOAT_FN) - lanewise) | set(BINARY) | {"astype"}
 
 
 @pytest.mark.parametrize("name,dtype", [(n, d) for n in sorted(EXACT_UNARY) for d in DTYPES

@@ -16,8 +16,10 @@
 * ``x[basic key] = value`` writes into x's own buffer (one kernel over the region only); when a pending
   expression (or a view) still reads the old values, x gets a new buffer instead (copy + write, one
   submission), the same rule as the in-place operators: pending work always sees the values it was
-  recorded against. ``x[mask] = scalar`` is an elementwise ``where`` committed the same way. Assignment
-  through integer arrays is not supported (duplicate indices would race on a GPU).
+  recorded against. ``x[mask] = value`` and ``x[mask, ...] = value`` (a scalar, a row, or one value per
+  True entry) are vyre/array/_mask_assign.py: a gather driven by the mask's prefix sum, then a ``where``,
+  committed the same way. Assignment through integer arrays is not supported (duplicate indices would race
+  on a GPU).
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from ..errors import (
 from . import _dtypes as D
 from ._array import Array
 from ._creation import asarray
-from ._elementwise import broadcast_together, is_scalar, where
+from ._elementwise import broadcast_together, is_scalar
 from ._kernels.gather import MAX_STORAGE, copy_step, gather, materialised, n_buffers, plan_nodes, scatter_step
 from ._kernels.index_maps import broadcast_view, strides_of
 from ._kernels.nodes import Leaf, Map, Node, Scalar
+from ._mask_assign import is_mask_key, mask_assign
 from ._views import axis_view, broadcast_to, normalize_axis, reshape
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ def parse(x: Array, key: Any) -> Parsed:
         if kind == "mask":
             host = np.asarray(v) if isinstance(v, Array) else v
             if tuple(host.shape) != x.shape[ax: ax + host.ndim]:
-                raise InvalidArgumentError(f"boolean index of shape {list(host.shape)} does not match the indexed "
+                raise IndexOutOfRangeError(f"boolean index of shape {list(host.shape)} does not match the indexed "
                                            f"dimensions {list(x.shape[ax: ax + host.ndim])}",
                                            fix="use a mask of exactly the shape of the axes it indexes")
             if host.size > np.iinfo(np.int32).max:
@@ -315,8 +318,8 @@ def _reads(node: Node, x: Array) -> bool:
 
 def setitem(x: Array, key: Any, value: Any) -> None:
     """``x[key] = value`` (see the module docstring)."""
-    if _mask_only(key):
-        return _mask_assign(x, key, value)
+    if is_mask_key(key):
+        return mask_assign(x, key, value)
     p = parse(x, key)
     if p.adv:
         raise DispatchError("assignment through integer arrays is not supported (duplicate indices would race)",
@@ -347,32 +350,6 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     if target is not None:
         recording.rebinding(x, x._buf)
         x._buf = target._buf  # pending readers of the old values keep the old buffer
-
-
-def _mask_only(key: Any) -> bool:
-    items = key if isinstance(key, tuple) else (key,)
-    masks = [k for k in items if k is not Ellipsis]
-    return len(masks) == 1 and (len(items) == 1 or items[-1] is Ellipsis) and (
-        (isinstance(masks[0], Array) and masks[0].dtype == np.bool_)
-        or (isinstance(masks[0], np.ndarray) and masks[0].dtype == np.bool_))
-
-
-def _mask_assign(x: Array, key: Any, value: Any) -> None:
-    """``x[mask] = value`` for a scalar (or 0-d array) value: ``where(mask, value, x)``, committed in place."""
-    items = key if isinstance(key, tuple) else (key,)
-    mask = items[0] if isinstance(items[0], Array) else asarray(items[0], device=x.device)
-    if mask.shape != x.shape[:mask.ndim]:
-        raise InvalidArgumentError(f"setitem: boolean index of shape {list(mask.shape)} does not match the indexed "
-                                   f"dimensions {list(x.shape[:mask.ndim])}",
-                                   fix="use a mask of the leading axes' shape")
-    if isinstance(value, Array) and value.ndim != 0:
-        raise InvalidArgumentError("setitem: a boolean mask takes a scalar or 0-d array value",
-                                   fix="use where(mask, values, x) for array values")
-    _value_node(x, value, ())  # the dtype checks
-    if isinstance(value, Array) and value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    m = reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
-    x._inplace(where(m, value, x))
 
 
 __all__ = ["take", "take_along_axis"]

@@ -1,9 +1,10 @@
 """The standard's inspection namespace (2024.12): ``__array_namespace_info__()`` returns an :class:`Info`
 with ``capabilities``, ``default_device``, ``default_dtypes``, ``dtypes`` and ``devices``.
 
-A device is a vyre backend (see _device). ``float16`` is listed for a device only when it has the
-``shader-f16`` feature, ``float64`` only with ``shader-f64`` and ``int64``/``uint64`` only with
-``shader-int64`` (array-API clients such as scikit-learn check ``dtypes()`` and fall back to float32). There
+A device is a vyre backend (see _device). ``float16`` is not listed (it is no dtype name of the
+standard; ``vyre.array.float16`` arrays still work where the device has ``shader-f16``); ``float64`` is
+listed only with ``shader-f64`` and ``int64``/``uint64`` only with ``shader-int64`` (array-API clients such
+as scikit-learn check ``dtypes()`` and fall back to float32). There
 is one complex dtype, ``complex64``, listed on every device (the default of ``"complex floating"``); complex128
 never is (vyre/array/_kernels/dtypes.py says why). "max dimensions" is 32: the elementwise broadcasting and host
 transfers go through numpy, whose broadcasting takes at most 32 dimensions.
@@ -25,11 +26,12 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "signed integer": ("int32", "int64"),
     "unsigned integer": ("uint32", "uint64"),
     "integral": ("int32", "int64", "uint32", "uint64"),
-    "real floating": ("float16", "float32", "float64"),
+    "real floating": ("float32", "float64"),
     "complex floating": ("complex64",),
-    "numeric": ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64", "complex64"),
+    "numeric": ("int32", "int64", "uint32", "uint64", "float32", "float64", "complex64"),
 }
-_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float16", "float32", "float64", "complex64")
+# the standard's dtype names only: float16 is not one (clients iterate these names over their own namespace)
+_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "complex64")
 
 
 class Info:
@@ -52,8 +54,8 @@ class Info:
                 "indexing": D.int32}
 
     def dtypes(self, *, device: Backend | None = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The dtypes ``device`` holds by name (float16 only with shader-f16, float64 only with shader-f64,
-        int64 and uint64 only with shader-int64), optionally of
+        """The standard's dtypes ``device`` holds by name (float64 only with shader-f64, int64 and uint64
+        only with shader-int64; float16, not a standard name, is never listed), optionally of
         ``kind`` (a kind name of the standard, or a tuple of them: the union)."""
         dev = current_backend(device)
         if kind is None:

@@ -42,9 +42,10 @@ def _check(x: Any, what: str) -> Array:
     return x
 
 
-def expand_dims(x: Array, /, *, axis: int | tuple[int, ...] = 0) -> Array:
+def expand_dims(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     """``x`` with a size-1 axis inserted at ``axis`` (an int, or a tuple: positions in the result, in
-    [-M, M) for M = x.ndim + len(axis)); a lazy view."""
+    [-M, M) for M = x.ndim + len(axis)); a lazy view. ``axis`` is positional-or-keyword and required, as
+    in the standard (``expand_dims(x, 0)`` and ``expand_dims(x, axis=0)``)."""
     _check(x, "expand_dims")
     items = axis if isinstance(axis, tuple) else (axis,)
     m = x.ndim + len(items)

@@ -33,7 +33,7 @@ Binary = Callable[[Any, Any], Array]
 
 
 def _reflected(name: str, fn: Binary) -> Binary:
-    def op(self: Any, other: Any) -> Array:
+    def op(self: Any, other: Any, /) -> Array:  # positional-only, as the standard's operator methods
         return fn(other, self)
     op.__name__ = op.__qualname__ = name
     return op

@@ -12,6 +12,7 @@ from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
 from . import dtypes as D
 from . import float_math as M
+from . import trig as T
 from .dtypes import DType
 from .emit import OPS
 
@@ -102,14 +103,16 @@ def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DTy
 
 
 def _float_floordiv(b: ProgramBuilder, x: Val, y: Val) -> Val:
-    # numpy's npy_divmod: exact fmod, then correct the rounded quotient
+    # numpy's npy_divmod: exact fmod, then correct the rounded quotient. With an infinite operand the
+    # standard's special cases are x / y itself (inf // 2 = inf, -1 // inf = -0, inf // inf = NaN), where
+    # numpy's fmod gives NaN / -1; a zero divisor too (x / 0 = +-inf, 0 / 0 = NaN)
     mod = b.let(x % y)
     div = b.let((x - mod) / y)
     div = b.let(b.select((mod != 0.0) & ((y < 0.0) != (mod < 0.0)), div - 1.0, div))
     fl = b.let(div.floor())
     fl = b.select(div - fl > 0.5, fl + 1.0, fl)
     r = b.select(div == 0.0, M.copysign(b, b.lit(0.0), x / y), fl)
-    return b.select(y == 0.0, x / y, r)
+    return b.select((y == 0.0) | M.isinf(b, x) | M.isinf(b, y), x / y, r)
 
 
 @_reg("remainder")
@@ -183,8 +186,8 @@ OPS["bitwise_right_shift"] = _shift(False)
 
 _FLOAT_IR: dict[str, Callable[..., Val]] = {
     "sqrt": lambda b, x: x.sqrt(), "exp": lambda b, x: x.exp(), "log": lambda b, x: x.log(),
-    "log2": lambda b, x: x.log2(), "sin": lambda b, x: x.sin(), "cos": lambda b, x: x.cos(),
-    "tan": lambda b, x: x.tan(), "tanh": lambda b, x: M.keep_nan(b, x, x.max(-10.0).min(10.0).tanh()),
+    "log2": lambda b, x: x.log2(), "sin": T.sin, "cos": T.cos, "tan": T.tan,  # exact range reduction
+    "tanh": lambda b, x: M.keep_nan(b, x, b.select(x == 0.0, x, x.max(-10.0).min(10.0).tanh())),  # tanh(-0) = -0
     "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan, "asin": M.asin, "acos": M.acos,
     "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh, "atanh": M.atanh,
     "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
@@ -227,7 +230,9 @@ def _sign(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> V
     if out.kind == "i":
         return x.sign()
     w = x.cast(F32) if out == D.float16 else x
-    r = b.select(M.isnan(b, w), M.nan(b), b.select(w > 0.0, b.lit(1.0), b.select(w < 0.0, b.lit(-1.0), w)))
+    # sign(+-0) is 0 (the standard: an unsigned zero, +0 as numpy gives), not the signed zero itself: |w|
+    # there (not a literal: lavapipe miscompiles some selects between two f64 constants, see elementwise64)
+    r = b.select(M.isnan(b, w), M.nan(b), b.select(w > 0.0, b.lit(1.0), b.select(w < 0.0, b.lit(-1.0), w.abs())))
     return r.cast("f16") if out == D.float16 else r
 
 

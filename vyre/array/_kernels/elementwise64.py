@@ -13,6 +13,7 @@ from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
 from . import dtypes as D
 from . import float_math64 as M
+from . import trig64 as T
 from .dtypes import DType
 from .emit import OPS
 
@@ -96,7 +97,7 @@ def _floor_divide(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DTy
     fl = b.let(div.floor())
     fl = b.select(div - fl > 0.5, fl + 1.0, fl)
     r = b.select(div == 0.0, M.copysign(b, M.lit(b, 0.0), x / y), fl)
-    return b.select(y == 0.0, x / y, r)
+    return b.select((y == 0.0) | M.isinf(b, x) | M.isinf(b, y), x / y, r)  # the standard's cases: elementwise.py
 
 
 @_reg("remainder")
@@ -162,10 +163,10 @@ _WIDE_OPS["bitwise_left_shift"] = _shift(True)
 _WIDE_OPS["bitwise_right_shift"] = _shift(False)
 
 _FLOAT: dict[str, Callable[..., Val]] = {
-    "tanh": lambda b, x: x.tanh(), "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan,
+    "tanh": lambda b, x: b.select(x == 0.0, x, x.tanh()), "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan,
     "asin": M.asin, "acos": M.acos, "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh,
     "atanh": M.atanh, "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
-    "nextafter": M.nextafter,
+    "nextafter": M.nextafter, "sin": T.sin, "cos": T.cos, "tan": T.tan,  # exact range reduction
 }
 for _n, _fn in _FLOAT.items():
     _WIDE_OPS[_n] = _f64(_fn)
@@ -186,7 +187,10 @@ def _sign(b: ProgramBuilder, args: list[Val], dts: list[DType], out: DType) -> V
         return b.select(x == _lit(b, 0, out), _lit(b, 0, out), _lit(b, 1, out))
     if out.kind == "i":
         return x.sign()
-    return b.select(M.isnan(b, x), M.nan(b), b.select(x > 0.0, M.lit(b, 1.0), b.select(x < 0.0, M.lit(b, -1.0), x)))
+    # sign(+-0) = +0 as the 32-bit form; |x| rather than a 0.0 literal: lavapipe gave -0.0 for
+    # select(c, -1.0lf, 0.0lf) with c false (a select between two f64 constants)
+    one = M.lit(b, 1.0)
+    return b.select(M.isnan(b, x), M.nan(b), b.select(x > 0.0, one, b.select(x < 0.0, -one, x.abs())))
 
 
 def _wrap(name: str, narrow: Emit, wide: Emit) -> Emit:

@@ -52,8 +52,7 @@ VEC_OPS: dict[str, frozenset[DType]] = {
     "positive": _ALL, "negative": _ALL, "abs": _ALL,  # u32: 0 - x and the identity
     "divide": _FLOAT, "reciprocal": _FLOAT,  # float only (integer operands are cast first)
     "maximum": _INT, "minimum": _INT,  # float ones test NaN by comparing x.dtype with "f32": see above
-    "sqrt": _FLOAT, "exp": _FLOAT, "log": _FLOAT, "log2": _FLOAT, "sin": _FLOAT, "cos": _FLOAT,
-    "tan": _FLOAT,
+    "sqrt": _FLOAT, "exp": _FLOAT, "log": _FLOAT, "log2": _FLOAT,  # sin/cos/tan: selects (trig.py)
     "floor": _ALL, "ceil": _ALL, "trunc": _ALL, "round": _ALL,  # integers: the identity
     "bitwise_and": _INT, "bitwise_or": _INT, "bitwise_xor": _INT, "bitwise_invert": _INT,
     "astype": _ALL,  # between f32, i32 and u32: emitted here as a vec4 cast (its IR casts to a scalar type)
