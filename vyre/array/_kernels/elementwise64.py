@@ -163,7 +163,8 @@ _WIDE_OPS["bitwise_left_shift"] = _shift(True)
 _WIDE_OPS["bitwise_right_shift"] = _shift(False)
 
 _FLOAT: dict[str, Callable[..., Val]] = {
-    "tanh": lambda b, x: b.select(x == 0.0, x, x.tanh()), "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan,
+    "tanh": lambda b, x: b.select(x == 0.0, x, x.tanh()),  # tanh(-0) = -0
+    "log10": M.log10, "expm1": M.expm1, "log1p": M.log1p, "atan": M.atan,
     "asin": M.asin, "acos": M.acos, "sinh": M.sinh, "cosh": M.cosh, "asinh": M.asinh, "acosh": M.acosh,
     "atanh": M.atanh, "atan2": M.atan2, "hypot": M.hypot, "logaddexp": M.logaddexp, "copysign": M.copysign,
     "nextafter": M.nextafter, "sin": T.sin, "cos": T.cos, "tan": T.tan,  # exact range reduction
