@@ -4,7 +4,8 @@ the bit tests (isnan, signbit) done on the f32 bits so a driver assuming no NaNs
 Every function takes and returns f32 Vals (f16 is widened by the caller). Accuracy against numpy in
 float64, on lavapipe and the reference backend (tests/array/test_math.py checks it; rtol / atol):
 
-    sqrt exp log log2 sin cos tan tanh (IR ops)   5e-6 / 1e-6   (sin/cos/tan: |x| <= 10)
+    sqrt exp log log2 tanh (IR ops)               5e-6 / 1e-6
+    sin cos tan: vyre/array/_kernels/trig.py (exact range reduction): 3 / 3 / 5 ulp, any finite x
     log10 = log2 * log10(2)                        5e-6 / 1e-6
     expm1: Taylor series below 0.35, else exp - 1   5e-6 / 1e-30
     log1p: 2 atanh(x / (2 + x)) series below 0.3   5e-6 / 1e-30

@@ -1,8 +1,10 @@
 """IR building blocks for float64: the bit tests on the f64 bits (as u64) and f64-accurate versions of the
 functions vyre/array/_kernels/float_math.py builds for f32 (its polynomials and thresholds are f32's).
 
-The IR ops exp, log, log2, sin, cos, tan, tanh and pow are computed in software on f64 by the lowering
-(vyre/lower/templates/wide.wgsl.j2; 1-6 ulp, pow (2 + 1.5 |y ln x|) ulp, sin/cos/tan accurate for |x| < 1e6).
+The IR ops exp, log, log2, tanh and pow are computed in software on f64 by the lowering
+(vyre/lower/templates/wide.wgsl.j2; 1-6 ulp, pow (2 + 1.5 |y ln x|) ulp). sin, cos and tan are not the IR
+ops (the lowering's are accurate for |x| < 1e6 only): vyre/array/_kernels/trig64.py reduces every finite
+argument exactly.
 Accuracy here against numpy, both backends (tests/array/test_float64.py checks it, in ulp of the result):
 
     expm1: Taylor series to x^17 below 0.35, else exp - 1          4 ulp
