@@ -1,6 +1,7 @@
 """The Executor: the one path from a :class:`~.work.Work` to results.
 
-    writes (queue.write_buffer; large totals through the mapped upload staging buffer)
+    writes (queue.write_buffer; large totals through the mapped upload staging buffer; a large upload
+    or download on its own goes in overlapped chunks instead: chunked.py)
     -> one command encoder: staging copies, then per pass its clears and one compute pass
        (timestamps around the passes of a timed Work), the copies of every read into the
        readback staging buffer -> one submit -> one map -> each read converted -> unmap.
