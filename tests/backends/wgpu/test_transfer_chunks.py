@@ -30,8 +30,10 @@ def backend(gpu):  # its own device: one test loses it
 
 
 @pytest.fixture
-def small_chunks(monkeypatch):
-    """64 KiB chunks from 128 KiB on: a 1 MiB transfer is 16 chunks through the ring's 3 slots."""
+def small_chunks(monkeypatch, backend):
+    """64 KiB chunks from 128 KiB on: a 1 MiB transfer is 16 chunks through the ring's 3 slots (chunking on
+    also on a CPU adapter, where the backend leaves it off)."""
+    monkeypatch.setattr(backend._executor, "chunked_transfers", True)
     monkeypatch.setattr(chunked, "CHUNK_MIN", 64 * KiB)
     monkeypatch.setattr(chunked, "CHUNK_MAX", 64 * KiB)
     monkeypatch.setattr(chunked, "MIN_BYTES", 128 * KiB)
@@ -148,6 +150,7 @@ def test_device_loss_and_recovery(backend, small_chunks):
     with pytest.raises(DeviceLostError):
         backend.download_resident(h)
     backend.try_recover()
+    assert backend._executor.chunked_transfers  # kept across the recovery (the same adapter)
     h2 = backend.allocate_resident(data.nbytes)
     backend.upload_resident(h2, data)
     assert np.array_equal(backend.download_resident(h2), data)
@@ -162,7 +165,13 @@ def test_chunk_sizes_and_switch(monkeypatch):
     assert chunked.chunk_size(1 << 30) == 1 << 20
 
 
+def test_chunking_only_off_cpu_adapters(backend):
+    on_cpu = backend.adapter_info["adapter_type"].upper() == "CPU"
+    assert backend._executor.chunked_transfers is (not on_cpu)
+
+
 def test_one_buffer_path_when_off(backend, monkeypatch):
+    monkeypatch.setattr(backend._executor, "chunked_transfers", True)
     monkeypatch.setattr(chunked, "MIN_BYTES", float("inf"))
     data = _data(256 * KiB, 6)
     h = backend.allocate_resident(data.nbytes)

@@ -18,7 +18,8 @@ several threads), overlapped with the device copies too. Each chunk readback is 
 the loop trap (loop_trap.py) rides along with each chunk as with any readback, and failures go through
 the executor's ``_fail`` (staging dropped, device loss marked), abandoning the maps still in flight.
 
-``MIN_BYTES`` and ``CHUNK_MIN``/``CHUNK_MAX`` are module settings (``VYRE_TRANSFER_CHUNK_MIB`` fixes the chunk
+Used where :func:`suits` says so (``Executor.chunked_transfers``: not on CPU adapters). ``MIN_BYTES`` and
+``CHUNK_MIN``/``CHUNK_MAX`` are module settings (``VYRE_TRANSFER_CHUNK_MIB`` fixes the chunk
 size; ``0`` turns chunking off), so benches/transfer.py can compare against the one-buffer path in the same
 process.
 """
@@ -68,6 +69,13 @@ def chunk_size(total: int) -> int:
         return FIXED_CHUNK
     want = -(-total // TARGET_CHUNKS)
     return min(CHUNK_MAX, max(CHUNK_MIN, -(-want // MiB) * MiB))
+
+
+def suits(device_part: Any) -> bool:
+    """Whether chunking pays on this device: not on a CPU adapter (lavapipe), whose "device" copies are host
+    copies on the same cores (measured there: a little slower chunked, with 2 cores)."""
+    info = getattr(getattr(device_part, "choice", None), "info", None) or {}
+    return str(info.get("adapter_type", "")).upper() != "CPU"
 
 
 def upload_eligible(work: Work) -> bool:
@@ -160,5 +168,5 @@ def download(ex: Executor, work: Work) -> list[Any]:
     return results
 
 
-__all__ = ["upload", "download", "upload_eligible", "download_eligible", "chunk_size", "MIN_BYTES", "SLOTS",
+__all__ = ["upload", "download", "suits", "upload_eligible", "download_eligible", "chunk_size", "MIN_BYTES", "SLOTS",
            "CHUNK_MIN", "CHUNK_MAX"]

@@ -93,6 +93,9 @@ class Executor:
         self._timer: QueryPair | None = None
         #: the loop trap, on adapters that cut loops short (set by the backend); None elsewhere
         self.trap: LoopTrap | None = None
+        #: large transfers in overlapped chunks (chunked.py): not on a CPU adapter, whose device copies are
+        #: host copies too (lavapipe on 2 cores: a little slower chunked)
+        self.chunked_transfers = chunked.suits(device_part)
 
     def attach(self) -> None:
         """Use the device part's current device (after it was opened or recovered)."""
@@ -109,11 +112,11 @@ class Executor:
     def run(self, work: Work) -> list[Any]:
         """Submit ``work``; when it reads anything, wait and return one result per read (else ``[]`` at once)."""
         try:
-            if chunked.upload_eligible(work):  # a large upload or download alone: chunks overlapped (chunked.py)
+            if self.chunked_transfers and chunked.upload_eligible(work):  # alone and large: chunked.py
                 self._check_driver()
                 chunked.upload(self, work)
                 return []
-            if chunked.download_eligible(work):
+            if self.chunked_transfers and chunked.download_eligible(work):
                 self._check_driver()
                 return chunked.download(self, work)
             layout, total, _ = self._submit(work, None, timer=None)
