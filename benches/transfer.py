@@ -6,7 +6,9 @@ array (the fast path), and ``download_resident(handle)`` into a new array, repor
 fresh host memory costs page faults, which are expensive in virtual machines. Transfers of 8 MiB and
 more go in chunks through a ring of staging buffers (vyre/backends/wgpu/chunked.py: host and device
 copies overlapped); ``vyre_one_buffer`` is the same call with chunking off (one staging buffer, the
-copies in a row), measured in the same process, so a run shows what the chunks bring on its adapter.
+copies in a row), measured in the same process, so a run shows what the chunks bring on its adapter;
+on hosts of at least 16 CPUs ``vyre_copy16`` is the default call with 16 host-copy threads instead of 8
+(hostcopy.py's cap), to show whether the host copy into mapped memory scales past 8.
 Baselines: raw wgpu-py ``queue.write_buffer`` + a fence (a 4-byte ``read_buffer``) and
 ``queue.read_buffer`` (+ ``np.frombuffer``); torch ``torch.from_numpy(x).cuda()`` /
 ``t.cpu()`` and cupy ``cp.asarray`` / ``cp.asnumpy`` (pageable host memory, synchronized);
@@ -16,6 +18,7 @@ numpy: a host ``np.copyto`` of the same bytes (the host memory bandwidth, for sc
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -41,24 +44,43 @@ def _reps(ctx: Context, nbytes: int) -> int:
     return 3 if nbytes >= 256 * MiB else ctx.reps
 
 
+def _round_trip(gpu, h, data: np.ndarray, reps: int, budget: float):
+    """Upload (+ flush) and readback (into a reused array) timings of ``h``, and whether the bytes came back."""
+    def up():
+        gpu.upload_resident(h, data)
+        gpu.flush()
+
+    t_up = host_timing(up, reps=reps, inner=1, budget_s=budget)
+    into = np.empty(data.nbytes, np.uint8)
+    t_down = host_timing(functools.partial(gpu.download_resident, h, out=into), reps=reps, inner=1, budget_s=budget)
+    return t_up, t_down, bool(np.array_equal(into, data))
+
+
 def _one_buffer(gpu, h, data: np.ndarray, reps: int, budget: float):
-    """Upload and readback timings of ``h`` with chunked transfers off (and whether the bytes came back)."""
+    """:func:`_round_trip` with chunked transfers off."""
     from vyre.backends.wgpu import chunked
 
     saved = chunked.MIN_BYTES
     chunked.MIN_BYTES = float("inf")
     try:
-        def up():
-            gpu.upload_resident(h, data)
-            gpu.flush()
-
-        t_up = host_timing(up, reps=reps, inner=1, budget_s=budget)
-        into = np.empty(data.nbytes, np.uint8)
-        t_down = host_timing(functools.partial(gpu.download_resident, h, out=into), reps=reps, inner=1,
-                             budget_s=budget)
-        return t_up, t_down, bool(np.array_equal(into, data))
+        return _round_trip(gpu, h, data, reps, budget)
     finally:
         chunked.MIN_BYTES = saved
+
+
+def _copy_threads(gpu, h, data: np.ndarray, reps: int, budget: float, threads: int):
+    """:func:`_round_trip` with ``threads`` host-copy threads (a pool of that size for the measurement)."""
+    from vyre.backends.wgpu import hostcopy
+
+    saved = hostcopy._n_threads, hostcopy._pool
+    hostcopy._n_threads, hostcopy._pool = threads, None
+    try:
+        return _round_trip(gpu, h, data, reps, budget)
+    finally:
+        pool = hostcopy._pool
+        hostcopy._n_threads, hostcopy._pool = saved
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def measure(ctx: Context, nbytes: int):
@@ -82,6 +104,10 @@ def measure(ctx: Context, nbytes: int):
         del back
         up_one, down_one, ok_one = _one_buffer(gpu, h, data, reps, budget)
         ok = ok and ok_one
+        many = (os.cpu_count() or 1) >= 16
+        if many:
+            up_16, down_16, ok_16 = _copy_threads(gpu, h, data, reps, budget, 16)
+            ok = ok and ok_16
     finally:
         gpu.free_resident(h)
     check = {"ok": ok, "against": "the uploaded bytes (round trip, chunked and one-buffer paths)"}
@@ -95,6 +121,9 @@ def measure(ctx: Context, nbytes: int):
     up_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")
     down_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")
     del host
+    if many:
+        up_base["vyre_copy16"] = Outcome(up_16, method="upload_resident + flush(), 16 host-copy threads")
+        down_base["vyre_copy16"] = Outcome(down_16, method="download_resident(h, out=...), 16 host-copy threads")
 
     raw = ctx.base.raw
     buf = raw.storage(nbytes)
