@@ -307,8 +307,8 @@ def test_namespace_info_reports_the_device(xb):
     assert {"float64", "int64", "uint64"} <= set(names)
     assert sorted(info.dtypes(device=xb, kind="real floating")) == ["float32", "float64"]  # float16: no standard name
     assert sorted(info.dtypes(device=xb, kind="signed integer")) == ["int32", "int64"]
-    assert info.default_dtypes(device=xb) == {"real floating": xp.float32, "integral": xp.int32,
-                                              "indexing": xp.int32}
+    assert info.default_dtypes(device=xb) == {"real floating": xp.float32, "complex floating": xp.complex64,
+                                              "integral": xp.int32, "indexing": xp.int32}
 
 
 class _No64:

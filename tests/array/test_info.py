@@ -18,7 +18,8 @@ def test_capabilities_and_defaults(xb):
     assert info.default_device() is xb  # inside vyre.use(xb)
     assert xp.asarray([1.0]).device is info.default_device()
     d = info.default_dtypes()
-    assert d == {"real floating": xp.float32, "integral": xp.int32, "indexing": xp.int32}
+    assert d == {"real floating": xp.float32, "complex floating": xp.complex64, "integral": xp.int32,
+                 "indexing": xp.int32}
     assert xp.asarray([1.5]).dtype == d["real floating"] and xp.asarray([1]).dtype == d["integral"]
     assert xp.argsort(xp.asarray([2, 1])).dtype == d["indexing"]
     assert info.default_dtypes(device=xb) == d
@@ -52,10 +53,11 @@ def test_dtypes(xb):
     assert info.dtypes(kind="unsigned integer") == {"uint32": xp.uint32, **({"uint64": xp.uint64} if i64 else {})}
     assert set(info.dtypes(kind="integral")) == {"int32", "uint32"} | ({"int64", "uint64"} if i64 else set())
     assert set(info.dtypes(kind="real floating")) == {"float32"} | ({"float64"} if f64 else set())
-    assert info.dtypes(kind="complex floating") == {}
+    assert info.dtypes(kind="complex floating") == {"complex64": xp.complex64}  # complex128: never
     assert set(info.dtypes(kind="numeric")) == set(every) - {"bool"}
     assert set(info.dtypes(kind=("bool", "signed integer"))) == {"bool", "int32"} | set(wide_i)
-    for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "numeric"):
+    for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating",
+                 "numeric"):
         got = info.dtypes(device=xb, kind=kind)
         assert {n for n, dt in every.items() if xp.isdtype(dt, kind)} == set(got)  # agrees with isdtype
     with pytest.raises(DispatchError, match="unknown kind"):

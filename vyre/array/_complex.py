@@ -1,14 +1,15 @@
 """Complex numbers in vyre.array (the standard's complex64; complex128 is refused: vyre/array/_kernels/
-dtypes.py says why): the elementwise rules for complex operands, ``real``/``imag``/``conj``, the f32-pair
-views the FFT pipelines read and write, and the table of complex forms of functions defined elsewhere.
+dtypes.py says why): the elementwise rules for complex operands, ``real``/``imag``/``conj``, and the
+table of complex forms of functions defined elsewhere.
 
 Storage: a complex64 array's buffer holds interleaved (re, im) f32 pairs, one ``vec2<f32>`` per element
 (the IR is in vyre/array/_kernels/complex.py), so views, indexing, concat, the fused kernels and host
-transfers move pairs as they move any element. :func:`pairs` shares that buffer as a float32 array of
-shape ``(..., 2)`` and :func:`from_pairs` the other way (no copy; a pending array stays pending).
+transfers move pairs as they move any element (the FFT pipelines read and write that layout as it is:
+vyre/array/_kernels/fft.py).
 
 Functions defined in other modules whose complex form is built from real work (``sum``, ``prod``,
-``mean``, ``matmul``, ``vecdot``, ``cumulative_sum``) call :func:`dispatch` for complex input;
+``mean``, ``matmul``, ``tensordot``, ``vecdot``, ``cumulative_sum``, ``cumulative_prod``) call
+:func:`dispatch` for complex input;
 vyre/array/_complex_reduce.py registers those forms in :data:`IMPL` (this module sits below the modules
 that call it). A function with no complex form raises :class:`~vyre.errors.ArgumentTypeError` (a
 TypeError: the standard leaves it undefined for complex), before any GPU work.
@@ -16,7 +17,7 @@ TypeError: the standard leaves it undefined for complex), before any GPU work.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArgumentTypeError, UnsupportedDTypeError
@@ -45,7 +46,7 @@ def dispatch(what: str, x: Array, *args: Any, **kwargs: Any) -> Array:
     return fn(x, *args, **kwargs)
 
 
-def elementwise_dtype(op: str, name: str, dt: DType, args: Sequence[Any]) -> tuple[DType, Callable[[DType], DType]]:
+def elementwise_dtype(op: str, name: str, dt: DType) -> tuple[DType, Callable[[DType], DType]]:
     """For ``_elementwise.apply``: the operands' dtype and the result-dtype rule of ``op`` when an operand
     is complex (``dt`` complex) or a Python complex scalar meets real arrays (then complex64, or complex128
     for float64: refused). Raises for ops the standard leaves undefined for complex, and for complex128."""
@@ -105,27 +106,6 @@ def conj(x: Array, /) -> Array:
 def make_complex(re: Array, im: Array) -> Array:
     """``re + im j`` from two float32 arrays of one shape and device (lazy; fused with both)."""
     return Array(re.shape, KD.complex64, re.device, Map("complex", (re._node(), im._node()), KD.complex64, re.shape))
-
-
-def pairs(z: Array) -> Array:
-    """A complex64 array's buffer as a float32 array of shape ``(*z.shape, 2)``: the same buffer (a pending
-    ``z`` is computed into it by whatever evaluates the view first)."""
-    z._allocate()
-    p = Array((*z.shape, 2), KD.float32, z.device)
-    p._buf = z._buf
-    return p
-
-
-def from_pairs(p: Array) -> Array:
-    """A float32 array of shape ``(..., 2)`` as the complex64 array of shape ``p.shape[:-1]`` over the
-    same buffer (``p`` pending: the buffer gets ``p``'s expression as its pending work)."""
-    if p.dtype != KD.float32 or not p.shape or p.shape[-1] != 2:
-        raise UnsupportedDTypeError(f"from_pairs needs float32 (..., 2), got {p.dtype}{list(p.shape)}",
-                                    fix="reshape to (..., 2)")
-    p._allocate()  # a pending expression gets its buffer now (with the expression as its pending work)
-    z = Array(p.shape[:-1], KD.complex64, p.device)
-    z._buf = p._buf
-    return z
 
 
 __all__ = ["real", "imag", "conj"]

@@ -142,7 +142,7 @@ def apply(op: str, args: Sequence[Any], *, out: Callable[[DType], DType] = _same
     if dt is None:
         dt = _PROMOTED[dts] = D.result_type(*dts)
     if dt.kind == "c" or (scalars and any(isinstance(a, complex) for a in args)):
-        dt, out = complex_dtype(op, name, dt, args)  # raises for ops the standard leaves undefined
+        dt, out = complex_dtype(op, name, dt)  # raises for ops the standard leaves undefined
         float_only, accept = False, "c"
     if scalars:
         # Python scalars of a higher kind (implementation-defined in the standard): a float with integer or

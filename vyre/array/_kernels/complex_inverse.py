@@ -10,15 +10,11 @@ y^2) / 2``; asinh and atan are ``-i asin(iz)`` and ``-i atanh(iz)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
 from . import float_math as M
 from .complex import _reg, _unary, cx
-from .complex_math import _sqrt
-
-Parts = Callable[[ProgramBuilder, Val, Val], Val]
+from .complex_math import Parts, _sqrt
 
 
 def _roots(b: ProgramBuilder, a: Val, y: Val, sign: float) -> tuple[Val, Val]:

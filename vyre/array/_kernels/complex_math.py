@@ -12,6 +12,7 @@ imaginary zero (no ``inf * 0``). Accuracy: a few ulp of |z| away from the branch
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
@@ -20,6 +21,7 @@ from .complex import _reg, _unary, cx, mul
 from .dtypes import DType
 
 _BIG = 1e37  # |component| above which sqrt scales its argument (|a| + |z| would overflow f32)
+Parts = Callable[[ProgramBuilder, Val, Val], Val]  # a complex function of the components (b, re, im)
 
 
 def _exp(b: ProgramBuilder, a: Val, y: Val) -> Val:
@@ -93,10 +95,10 @@ def _log1p(b: ProgramBuilder, a: Val, y: Val) -> Val:
     return b.select(small, cx(b, re, arg), _log(b, 1.0 + a, y))
 
 
-def _swap(fn: object) -> object:
+def _swap(fn: Parts) -> Parts:
     """``f(iz)`` rotated back: for sin/tan (``-i f(iz)``) ``(Y, -X)`` of ``f(-y + ai) = X + iY``."""
     def emit(b: ProgramBuilder, a: Val, y: Val) -> Val:
-        w = b.let(fn(b, -y, a))  # type: ignore[operator]
+        w = b.let(fn(b, -y, a))
         return cx(b, w.y, -w.x)
     return emit
 
@@ -109,18 +111,18 @@ _reg("cosh")(_unary(_cosh))
 _reg("tanh")(_unary(_tanh))
 _reg("expm1")(_unary(_expm1))
 _reg("log1p")(_unary(_log1p))
-_reg("sin")(_unary(_swap(_sinh)))  # type: ignore[arg-type]
-_reg("tan")(_unary(_swap(_tanh)))  # type: ignore[arg-type]
+_reg("sin")(_unary(_swap(_sinh)))
+_reg("tan")(_unary(_swap(_tanh)))
 _reg("cos")(_unary(lambda b, a, y: _cosh(b, -y, a)))
-def _scaled_log(c: float) -> object:
+def _scaled_log(c: float) -> Parts:
     def emit(b: ProgramBuilder, a: Val, y: Val) -> Val:
         w = b.let(_log(b, a, y))
         return cx(b, w.x * c, w.y * c)
     return emit
 
 
-_reg("log2")(_unary(_scaled_log(1.0 / math.log(2.0))))  # type: ignore[arg-type]
-_reg("log10")(_unary(_scaled_log(1.0 / math.log(10.0))))  # type: ignore[arg-type]
+_reg("log2")(_unary(_scaled_log(1.0 / math.log(2.0))))
+_reg("log10")(_unary(_scaled_log(1.0 / math.log(10.0))))
 
 
 @_reg("pow")
