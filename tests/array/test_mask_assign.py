@@ -66,41 +66,63 @@ class Reads:
 
 
 CASES = dict(seed=st.integers(0, 2**31 - 1), shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
-             k=st.integers(1, 3), dt=st.sampled_from(DTYPES),
+             k=st.integers(1, 3), at=st.integers(0, 2), dt=st.sampled_from(DTYPES),
              form=st.sampled_from(["rows", "one", "row", "scalar"]), host_mask=st.booleans(),
-             density=st.sampled_from([0.0, 0.4, 1.0]))
+             density=st.sampled_from([0.0, 0.4, 1.0]), ellipsis=st.booleans())
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(**CASES)
 def test_matches_numpy_reference(ref_backend, **case):
     with vyre.use(ref_backend):
         _matches_numpy(**case)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(**CASES)
 def test_matches_numpy_gpu(gpu, **case):
     with vyre.use(gpu):
         _matches_numpy(**case)
 
 
-def _matches_numpy(seed, shape, k, dt, form, host_mask, density):
+def _matches_numpy(seed, shape, k, at, dt, form, host_mask, density, ellipsis):
+    """x[key] = value for a mask over axes at .. at + k (after ``at`` full slices, or after ``...`` when it
+    ends the shape), against numpy."""
     if not _supported(dt):
         return  # the device has no 64-bit dtype (tests/array/test_float64.py says so)
     rng = np.random.default_rng(seed)
     shape = tuple(shape)
     k = min(k, len(shape))
+    at = min(at, len(shape) - k)
     want = _data(rng, shape, dt)
-    mask = rng.random(shape[:k]) < density
-    count, rest = int(mask.sum()), shape[k:]
-    value: object = {"rows": lambda: _data(rng, (count, *rest), dt), "one": lambda: _data(rng, (1, *rest), dt),
-                     "row": lambda: _data(rng, rest, dt),
+    mask = rng.random(shape[at:at + k]) < density
+    count, lead, rest = int(mask.sum()), shape[:at], shape[at + k:]
+    value: object = {"rows": lambda: _data(rng, (*lead, count, *rest), dt),
+                     "one": lambda: _data(rng, (1, *rest), dt), "row": lambda: _data(rng, rest, dt),
                      "scalar": lambda: _data(rng, (), dt).item()}[form]()
+    m = mask if host_mask else xp.asarray(mask)
+    key = (Ellipsis, m) if ellipsis and not rest and at else (*(slice(None),) * at, m)
     x = xp.asarray(want.copy())
-    x[mask if host_mask else xp.asarray(mask)] = value if form == "scalar" else xp.asarray(value)
-    want[mask] = value
+    x[key] = value if form == "scalar" else xp.asarray(value)
+    want[(*(slice(None),) * at, mask)] = value
     _same(x, want)
+
+
+def test_mask_after_slices(xb):
+    rng = np.random.default_rng(2)
+    want = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    m = np.array([True, False, True, True])
+    x = xp.asarray(want.copy())
+    x[:, xp.asarray(m)] = xp.asarray(np.arange(18, dtype=np.float32).reshape(3, 3, 2))  # (3, count, 2)
+    want[:, m] = np.arange(18, dtype=np.float32).reshape(3, 3, 2)
+    _same(x, want)
+    x[..., xp.asarray(np.array([False, True]))] = -1.0
+    want[..., np.array([False, True])] = -1.0
+    _same(x, want)
+    with pytest.raises(ValueError, match="True entr"):
+        x[:, xp.asarray(m)] = xp.asarray(np.ones((3, 2, 2), np.float32))
+    with pytest.raises(IndexError, match="does not match"):
+        x[:, xp.asarray(np.ones(3, bool))] = 0.0
 
 
 def test_rows_over_leading_axes(xb):

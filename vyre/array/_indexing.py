@@ -16,10 +16,10 @@
 * ``x[basic key] = value`` writes into x's own buffer (one kernel over the region only); when a pending
   expression (or a view) still reads the old values, x gets a new buffer instead (copy + write, one
   submission), the same rule as the in-place operators: pending work always sees the values it was
-  recorded against. ``x[mask] = value`` and ``x[mask, ...] = value`` (a scalar, a row, or one value per
-  True entry) are vyre/array/_mask_assign.py: a gather driven by the mask's prefix sum, then a ``where``,
-  committed the same way. Assignment through integer arrays is not supported (duplicate indices would race
-  on a GPU).
+  recorded against. ``x[mask] = value`` (also ``x[mask, ...]``, ``x[:, mask]``, ``x[..., mask]``; a scalar,
+  a row, or one value per True entry) is vyre/array/_mask_assign.py: a gather driven by the mask's prefix
+  sum, then a ``where``, committed the same way. Assignment through integer arrays is not supported
+  (duplicate indices would race on a GPU).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""Boolean-mask assignment: ``x[mask] = value`` and ``x[mask, ...] = value``, numpy's rules.
+"""Boolean-mask assignment: ``x[mask] = value`` (also ``x[mask, ...]``, ``x[:, mask]``, ``x[..., mask]``),
+numpy's rules.
 
-``mask`` (a bool vyre array or a host bool array) covers x's leading axes (its shape is
-``x.shape[:k]``); the indexed result has shape ``(count, *x.shape[k:])``, ``count`` the number of True
+``mask`` (a bool vyre array or a host bool array) covers ``k`` axes of x (its shape is theirs); for a mask
+over the leading axes the indexed result has shape ``(count, *x.shape[k:])``, ``count`` the number of True
 entries, and ``value`` broadcasts to it: a scalar, a 0-d array, an array of shape ``rest`` (broadcast over
-the rows), or one of ``(count, *rest)`` / ``(1, *rest)`` (vyre arrays, or array-likes uploaded once).
+the rows), or one of ``(count, *rest)`` / ``(1, *rest)`` (vyre arrays; array-likes are uploaded once, cast
+to x's dtype where numpy's same-kind rule allows). A mask after full slices (``x[:, mask]``) is the same
+assignment on the view with the mask's axes first (the value's count axis moved likewise).
 
 No write races and no host round trip of the values: element ``(m, r)`` of the new x is
 ``value[c[m] - 1, r]`` where ``mask[m]`` (``c``: the inclusive prefix sum of the mask, computed on the
@@ -36,36 +39,57 @@ from ._creation import asarray
 from ._elementwise import broadcast_together, is_scalar, where
 from ._kernels.gather import gather
 from ._statistical import cumulative_sum
-from ._views import broadcast_to, reshape
+from ._views import broadcast_to, permute_dims, reshape
 
 _MAX_MASK = np.iinfo(np.int32).max  # the prefix sum is int32
 
 
+def _is_mask(k: Any) -> bool:
+    return (isinstance(k, Array) or isinstance(k, np.ndarray)) and k.dtype == np.bool_
+
+
+def _full(k: Any) -> bool:
+    return isinstance(k, slice) and k == slice(None)
+
+
 def is_mask_key(key: Any) -> bool:
-    """Whether ``key`` is ``mask`` or ``(mask, ...)`` (a bool vyre array or a host bool array)."""
+    """Whether ``key`` is one boolean mask (a bool vyre array or host bool array) among full slices ``:``
+    and at most one ``...``: ``x[m]``, ``x[m, ...]``, ``x[:, m]``, ``x[..., m]``."""
     items = key if isinstance(key, tuple) else (key,)
-    masks = [k for k in items if k is not Ellipsis]
-    return len(masks) == 1 and (len(items) == 1 or (len(items) == 2 and items[-1] is Ellipsis)) and (
-        (isinstance(masks[0], Array) and masks[0].dtype == np.bool_)
-        or (isinstance(masks[0], np.ndarray) and masks[0].dtype == np.bool_))
+    masks = [j for j, k in enumerate(items) if _is_mask(k)]
+    if len(masks) != 1:
+        return False
+    others = [k for j, k in enumerate(items) if j != masks[0]]
+    if items[masks[0]].ndim == 0 and others:
+        return False  # a 0-d mask among other entries: the indexing path's new axis
+    return all(k is Ellipsis or _full(k) for k in others) and sum(k is Ellipsis for k in others) <= 1
 
 
-def _mask_of(x: Array, key: Any) -> tuple[Array, int | None]:
-    """The mask as a device array and, for a host mask, its count (known without a download)."""
-    m = (key if isinstance(key, tuple) else (key,))[0]
+def _mask_of(x: Array, key: Any) -> tuple[Array, int, int | None]:
+    """The mask as a device array, the first axis it covers, and for a host mask its count (known without a
+    download)."""
+    items = key if isinstance(key, tuple) else (key,)
+    j = next(j for j, k in enumerate(items) if _is_mask(k))
+    m = items[j]
     shape = tuple(m.shape)
-    if shape != x.shape[:len(shape)]:
+    before, after = items[:j], items[j + 1:]
+    a = x.ndim - len(shape) - len([k for k in after if k is not Ellipsis]) if any(
+        k is Ellipsis for k in before) else len(before)
+    if a < 0 or a + len(shape) + len([k for k in after if k is not Ellipsis]) > x.ndim:
+        raise IndexOutOfRangeError(f"setitem: too many indices for an array of {x.ndim} dimension(s)",
+                                   fix="index at most x.ndim axes")
+    if shape != x.shape[a:a + len(shape)]:
         raise IndexOutOfRangeError(f"setitem: boolean index of shape {list(shape)} does not match the indexed "
-                                   f"dimensions {list(x.shape[:len(shape)])}",
-                                   fix="use a mask of the shape of x's leading axes")
+                                   f"dimensions {list(x.shape[a:a + len(shape)])}",
+                                   fix="use a mask of exactly the shape of the axes it indexes")
     if math.prod(shape) > _MAX_MASK:
         raise InvalidArgumentError(f"setitem: a boolean mask of {math.prod(shape)} elements is over the int32 "
                                    "index range", fix="assign through fewer elements at a time")
     if isinstance(m, Array):
         if m.device is not x.device:
             raise DeviceMismatchError("setitem: mask on another backend", fix="move it with mask.to_device(x.device)")
-        return m, None
-    return asarray(m, device=x.device), int(np.count_nonzero(m))
+        return m, a, None
+    return asarray(m, device=x.device), a, int(np.count_nonzero(m))
 
 
 def _value_array(x: Array, value: Any) -> Array | int | float | bool:
@@ -106,11 +130,36 @@ def _count(cs: Array) -> int:
 
 
 def mask_assign(x: Array, key: Any, value: Any) -> None:
-    """``x[mask] = value`` / ``x[mask, ...] = value`` (see the module docstring)."""
-    mask, known = _mask_of(x, key)
+    """``x[mask] = value`` with the mask among full slices (see the module docstring)."""
+    mask, a, known = _mask_of(x, key)
+    v = _value_array(x, value)
+    k = mask.ndim
+    if a == 0:
+        x._inplace(_assigned(x, mask, known, v))
+        return
+    # the mask's axes first (a view), the leading-axes assignment there, and back: numpy puts the count
+    # axis where the mask's axes were, so the value's count axis moves to the front the same way
+    lead, rest = x.shape[:a], x.shape[a + k:]
+    perm = (*range(a, a + k), *range(a), *range(a + k, x.ndim))
+    if isinstance(v, Array) and v.ndim > len(rest):
+        if v.ndim > len(lead) + 1 + len(rest):
+            raise InvalidArgumentError(f"setitem: a value of {v.ndim} dimension(s) for an indexed shape of "
+                                       f"{len(lead) + 1 + len(rest)}", fix="give a value of x[key]'s shape")
+        c = v.shape[v.ndim - len(rest) - 1]
+        target = (*lead, c, *rest)
+        if broadcast_together(v.shape, target) != target:
+            raise InvalidArgumentError(f"setitem: a value of shape {list(v.shape)} does not broadcast to the "
+                                       f"indexed shape {list(lead)} + [count] + {list(rest)}",
+                                       fix="give a value of x[key]'s shape")
+        v = permute_dims(broadcast_to(v, target), (a, *range(a), *range(a + 1, len(target))))
+    new = _assigned(permute_dims(x, perm), mask, known, v)
+    x._inplace(permute_dims(new, tuple(perm.index(d) for d in range(x.ndim))))
+
+
+def _assigned(x: Array, mask: Array, known: int | None, v: Array | int | float | bool) -> Array:
+    """x with ``x[mask] = v`` for a mask over x's leading axes, as a new (pending) array."""
     k = mask.ndim
     rest = x.shape[k:]
-    v = _value_array(x, value)
     m = reshape(mask, mask.shape + (1,) * len(rest))  # broadcasts over the trailing axes
     if not isinstance(v, Array) or v.ndim <= len(rest):
         # one value (or one row) for every True entry: no count needed
@@ -118,8 +167,7 @@ def mask_assign(x: Array, key: Any, value: Any) -> None:
             raise InvalidArgumentError(f"setitem: a value of shape {list(v.shape)} does not broadcast to the "
                                        f"indexed rows of shape {list(rest)}",
                                        fix="give one value per True entry, one row, or a scalar")
-        x._inplace(where(m, v, x))
-        return
+        return where(m, v, x)
     if v.ndim > len(rest) + 1:
         raise InvalidArgumentError(f"setitem: boolean-mask assignment takes a value of at most {len(rest) + 1} "
                                    f"dimension(s), not {v.ndim} (shape {list(v.shape)})",
@@ -128,8 +176,7 @@ def mask_assign(x: Array, key: Any, value: Any) -> None:
         raise InvalidArgumentError(f"setitem: value rows of shape {list(v.shape[1:])} do not broadcast to "
                                    f"{list(rest)}", fix="give rows of x.shape[mask.ndim:]")
     if v.shape[0] == 1:  # one row broadcast over the True entries
-        x._inplace(where(m, reshape(v, v.shape[1:]), x))
-        return
+        return where(m, reshape(v, v.shape[1:]), x)
     flat = reshape(mask, (mask.size,))
     cs = cumulative_sum(flat, dtype=D.int32)
     count = known if known is not None else _count(cs)
@@ -138,12 +185,12 @@ def mask_assign(x: Array, key: Any, value: Any) -> None:
                                    "entr" + ("y" if count == 1 else "ies"),
                                    fix="give one value (row) per True entry of the mask, or a single one")
     if count == 0:
-        return
+        return x
     inner = math.prod(rest)
     src = reshape(broadcast_to(v, (count, *rest)), (count, inner))
     idx = reshape(cs - 1, (mask.size, 1))  # row of each True entry (-1 before the first: unused, wraps)
     rows = gather(src, (mask.size, inner), [("idx", 0), ("out", 1)], [broadcast_to(idx, (mask.size, inner))])
-    x._inplace(where(m, reshape(rows, x.shape), x))
+    return where(m, reshape(rows, x.shape), x)
 
 
 __all__: list[str] = []
