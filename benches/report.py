@@ -48,12 +48,17 @@ TITLES = {
     "arrays.matmul": "Arrays: a @ b vs the vyre.ops matmul (synchronized wall time)",
     "import_time.first_program": "Import time: import vyre and build a first program (fresh process)",
     "import_time.cli_help": "Import time: vyre --help (fresh process)",
+    "sort.array": "Sort: vyre.array.sort (synchronized wall time per evaluation)",
+    "sort.radix": "Sort: sort.radix of the u32 order keys (device time)",
+    "reduce.axis0": "Reduction over the leading axis: x.sum(axis=0) f32 (bytes read)",
 }
 
 BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw_wgpu": "raw wgpu-py",
                   "raw_wgpu_one_pass": "raw wgpu-py, one pass", "raw_wgpu_cwb": "raw compute_with_buffers",
                   "vyre_ops": "vyre.ops (resident)", "taichi": "taichi (Vulkan)",
-                  "taichi_tiled": "taichi tiled (Vulkan)", "taichi_strided": "taichi strided (Vulkan)"}
+                  "taichi_tiled": "taichi tiled (Vulkan)", "taichi_strided": "taichi strided (Vulkan)",
+                  "vyre_one_buffer": "vyre, one staging buffer (chunking off)",
+                  "vyre_copy16": "vyre, 16 host-copy threads"}
 
 
 def _cell(b: dict, unit: str) -> str:
