@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 INTERNALS = re.compile(r"\b(_api|_ffi|_lib|_internal|_map_state|_mapped_status|_thread_event|_poll_wait"
                        r"|_experimental_get_mapped_range|_release_memoryviews)\b|wgpu_native")
@@ -74,3 +76,48 @@ def test_unknown_wgpu_version_falls_back_to_the_public_api(gpu):
     assert _run_in_child({"VYRE_WGPU_NATIVE": "0"}, CHILD) == "public"
     assert _run_in_child({}, "import wgpu; wgpu.__version__ = '99.0.0'\n" + CHILD) == "public"
     assert _run_in_child({}, CHILD) == gpu.stats()["driver"]
+
+
+def test_native_bind_groups_work_and_report_validation_errors_as_wgpu_py_does(gpu):
+    """NativeCalls.bind_group (the eager path's bind groups) gives a working GPUBindGroup, raises wgpu-py's own
+    validation error for a bad descriptor, and steps aside (None) for a device whose create_bind_group was
+    replaced."""
+    import numpy as np
+    import wgpu
+
+    from vyre.backends.wgpu import native
+
+    nat = native.native_calls()
+    assert nat is not None
+    dev = wgpu.gpu.request_adapter_sync().request_device_sync()
+    layout = dev.create_bind_group_layout(entries=[
+        {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "storage"}}])
+    buf = dev.create_buffer(size=64, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+    group = nat.bind_group(dev, layout, [(0, buf, 64)], "t:g0")
+    assert isinstance(group, wgpu.GPUBindGroup)
+    shader = dev.create_shader_module(code="@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                                           "@compute @workgroup_size(16) fn main(@builtin(global_invocation_id) i:"
+                                           " vec3<u32>) { o[i.x] = i.x * 3u; }")
+    pipe = dev.create_compute_pipeline(layout=dev.create_pipeline_layout(bind_group_layouts=[layout]),
+                                       compute={"module": shader, "entry_point": "main"})
+    enc = dev.create_command_encoder()
+    cp = enc.begin_compute_pass()
+    cp.set_pipeline(pipe)
+    cp.set_bind_group(0, group)
+    cp.dispatch_workgroups(1)
+    cp.end()
+    dev.queue.submit([enc.finish()])
+    assert np.array_equal(np.frombuffer(dev.queue.read_buffer(buf), np.uint32), np.arange(16) * 3)
+    bad = dev.create_buffer(size=64, usage=wgpu.BufferUsage.UNIFORM)  # not a storage buffer
+    with pytest.raises(wgpu.GPUValidationError):
+        nat.bind_group(dev, layout, [(0, bad, 64)], "t:bad")
+
+    class Patched(type(dev)):
+        def create_bind_group(self, **kw):
+            return super().create_bind_group(**kw)
+
+    dev.__class__ = Patched
+    try:
+        assert nat.bind_group(dev, layout, [(0, buf, 64)], "t:g0") is None
+    finally:
+        dev.__class__ = Patched.__mro__[1]

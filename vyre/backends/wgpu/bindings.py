@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from ..planning import PlanLimits
 from .device import Device
 from .failures import gpu_errors
+from .native import NativeCalls, native_calls
 from .pipelines import CompiledPipeline
 from .pool import BufferPool
 from .transfer import Stats, align
@@ -64,6 +66,7 @@ class Bindings:
 
     def __init__(self, dev: Device, pool: BufferPool, stats: Stats) -> None:
         self._dev = dev
+        self._native: NativeCalls | Literal[False] | None = None  # looked up on first use (False: none)
         self.pool = pool
         self._stats = stats
         self._generation = -1
@@ -132,11 +135,18 @@ class Bindings:
 
     # ---- bind groups --------------------------------------------------------------------------------
     def bind_group(self, compiled: CompiledPipeline, g: int, entries: Sequence[Entry], label: str) -> GPUBindGroup:
-        """A new bind group ``g`` of ``compiled`` with ``entries``."""
-        group = self._dev.device.create_bind_group(
-            label=f"{label}:g{g}", layout=compiled.group_layouts[g],
-            entries=[{"binding": b, "resource": {"buffer": buf, "offset": 0, "size": size}}
-                     for b, buf, size in entries])
+        """A new bind group ``g`` of ``compiled`` with ``entries`` (one direct wgpu-native call where the
+        native gate is open: native.NativeCalls.bind_group)."""
+        name, layout = f"{label}:g{g}", compiled.group_layouts[g]
+        nat = self._native
+        if nat is None:
+            nat = self._native = native_calls() or False
+        group = nat.bind_group(self._dev.device, layout, entries, name) if nat else None
+        if group is None:
+            group = self._dev.device.create_bind_group(
+                label=name, layout=layout,
+                entries=[{"binding": b, "resource": {"buffer": buf, "offset": 0, "size": size}}
+                         for b, buf, size in entries])
         self._stats.bump("bind_groups_created")
         return group
 
