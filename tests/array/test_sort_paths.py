@@ -131,6 +131,15 @@ def test_radix_pairs_stable_at_block_edges(gpu, n):
     np.testing.assert_array_equal(v, order.astype(np.uint32))
 
 
+def test_too_many_keys_is_a_typed_error_before_gpu_work():
+    from vyre.errors import DispatchError
+
+    with pytest.raises(DispatchError, match="at most") as err:
+        argsort_pipeline(_radix.MAX_KEYS + 1, _radix.MAX_KEYS + 1)
+    assert err.value.fix
+    assert keys_pipeline(_radix.MAX_KEYS, 32).name == "array.sort_keys"  # the largest sort still plans
+
+
 def test_passes_for_bounds():
     assert [_radix.passes_for(b) for b in (1, 4, 5, 31, 32)] == [1, 1, 2, 8, 8]
     for bad in (0, 33):

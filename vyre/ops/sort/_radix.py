@@ -30,6 +30,7 @@ compilation serves every size.
 from __future__ import annotations
 
 from ...backends.schedule import BufferSpec, Step
+from ...errors import DispatchError
 from ...ir.builder import ProgramBuilder, Val
 from ...ir.program import Program
 from ...ir.types import DataType
@@ -46,6 +47,8 @@ SCAN_ITEMS = 4  # counts per invocation in the scan programs
 SCAN_BLOCK = WG * SCAN_ITEMS
 
 U32 = DataType.U32
+MAX_BLOCKS = 65535  # workgroups along x: WebGPU's default maxComputeWorkgroupsPerDimension
+MAX_KEYS = MAX_BLOCKS * BLOCK
 # The access of buffers a program writes in full (every element, whatever was there): "read_write", not
 # "write", whose host semantics (run_pipeline, the array namespace's run_pipeline_on) zero the buffer before
 # every step that writes it again -- a clear of the keys (and values) per pass, ~40% more traffic.
@@ -242,6 +245,9 @@ def sort_steps(n: int, src: tuple[str, ...], dst: tuple[str, ...], tmp: tuple[st
     ``dst``, ``tmp``, ``counts`` and the scan's block sums to ``buffers``.
     """
     with_values = len(src) == 2
+    if n > MAX_KEYS:
+        raise DispatchError(f"radix sort of {n} keys: at most {MAX_KEYS} ({MAX_BLOCKS} blocks of {BLOCK})",
+                            fix="sort at most that many keys at a time (e.g. in pieces) and merge the results")
     nblk = blocks_of(n, BLOCK)
     passes = passes_for(bits)
     for name in dst + tmp:
