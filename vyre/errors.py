@@ -219,10 +219,10 @@ class UnsupportedFeatureError(BackendError):
 
 
 class UnsupportedDTypeError(UnsupportedFeatureError):
-    """A :mod:`vyre.array_api` data type vyre cannot hold: int8/int16/uint8/uint16 and complex (WGSL has no
-    such storage), float16 on a backend without ``shader-f16``, float64 without ``shader-f64``, int64/uint64
-    without ``shader-int64``, or a numpy array of such a dtype given to ``asarray`` (never narrowed
-    silently). Raised before any GPU work.
+    """A :mod:`vyre.array_api` data type vyre cannot hold: int8/int16/uint8/uint16 (WGSL has no such
+    storage), float16 on a backend without ``shader-f16``, float64 and complex128 without ``shader-f64``,
+    int64/uint64 without ``shader-int64``, or a numpy array of such a dtype given to ``asarray`` (never
+    narrowed silently). Raised before any GPU work.
 
     Typical fix: convert on the host first (``np_array.astype(np.float32)``), or pass ``dtype=float32``;
     check ``backend.capabilities()`` (``f16``, ``f64``, ``int64``) or ``__array_namespace_info__().dtypes()``.

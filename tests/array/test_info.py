@@ -39,7 +39,7 @@ def test_dtypes(xb):
     caps = xb.capabilities()
     f16, f64, i64 = caps.f16, caps.f64, caps.int64  # the 64-bit dtypes: tests/array/test_float64.py
     every = info.dtypes(device=xb)
-    assert set(every) - {"complex64"} == {"bool", "int32", "uint32", "float32"} | (  # complex: test_complex.py
+    assert set(every) - {"complex64", "complex128"} == {"bool", "int32", "uint32", "float32"} | (  # test_complex
         {"float64"} if f64 else set()) | ({"int64", "uint64"} if i64 else set())
     assert "float16" not in every  # not a dtype name of the standard, even where shader-f16 makes it usable
     if f16:
@@ -53,7 +53,8 @@ def test_dtypes(xb):
     assert info.dtypes(kind="unsigned integer") == {"uint32": xp.uint32, **({"uint64": xp.uint64} if i64 else {})}
     assert set(info.dtypes(kind="integral")) == {"int32", "uint32"} | ({"int64", "uint64"} if i64 else set())
     assert set(info.dtypes(kind="real floating")) == {"float32"} | ({"float64"} if f64 else set())
-    assert info.dtypes(kind="complex floating") == {"complex64": xp.complex64}  # complex128: never
+    assert info.dtypes(kind="complex floating") == {"complex64": xp.complex64, **(
+        {"complex128": xp.complex128} if f64 else {})}
     assert set(info.dtypes(kind="numeric")) == set(every) - {"bool"}
     assert set(info.dtypes(kind=("bool", "signed integer"))) == {"bool", "int32"} | set(wide_i)
     for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating",

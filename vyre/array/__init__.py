@@ -12,8 +12,8 @@ indexing functions share (_views), the backend of new arrays (_device: ``use``),
 method goes through one wrapper, a test of an empty list when no tape records; vyre.autograd is the
 recorder, and this package never imports it). Everything that builds or runs programs is
 in vyre/array/_kernels (expression nodes and their IR, fusion and evaluation, the program-cache
-registry, one module per kernel family). complex64 arrays hold (re, im) pairs (_complex; complex128 is
-refused). Gaps: DLPack through host copies only.
+registry, one module per kernel family). complex64/complex128 arrays hold (re, im) pairs (_complex).
+Gaps: DLPack through host copies only.
 
 Extending (the contract of the function families built on this core):
 

@@ -1,9 +1,10 @@
-"""Complex numbers in vyre.array (the standard's complex64; complex128 is refused: vyre/array/_kernels/
-dtypes.py says why): the elementwise rules for complex operands, ``real``/``imag``/``conj``, and the
-table of complex forms of functions defined elsewhere.
+"""Complex numbers in vyre.array (the standard's complex64, and complex128 where the device has
+``shader-f64``): the elementwise rules for complex operands, ``real``/``imag``/``conj``, and the table of
+complex forms of functions defined elsewhere.
 
-Storage: a complex64 array's buffer holds interleaved (re, im) f32 pairs, one ``vec2<f32>`` per element
-(the IR is in vyre/array/_kernels/complex.py), so views, indexing, concat, the fused kernels and host
+Storage: a complex array's buffer holds interleaved (re, im) pairs, numpy's layout: one ``vec2<f32>`` per
+complex64 element, one ``vec4<u32>`` (the words of two f64) per complex128 element (the IR is in
+vyre/array/_kernels/complex.py), so views, indexing, concat, the fused kernels and host
 transfers move pairs as they move any element (the FFT pipelines read and write that layout as it is:
 vyre/array/_kernels/fft.py).
 
@@ -49,14 +50,12 @@ def dispatch(what: str, x: Array, *args: Any, **kwargs: Any) -> Array:
 def elementwise_dtype(op: str, name: str, dt: DType) -> tuple[DType, Callable[[DType], DType]]:
     """For ``_elementwise.apply``: the operands' dtype and the result-dtype rule of ``op`` when an operand
     is complex (``dt`` complex) or a Python complex scalar meets real arrays (then complex64, or complex128
-    for float64: refused). Raises for ops the standard leaves undefined for complex, and for complex128."""
+    for float64). Raises for ops the standard leaves undefined for complex."""
     if not KD.is_complex(dt):
         dt = KD.complex_of(dt) if dt.kind == "f" else KD.complex64  # a Python complex with real arrays
     kind = _ir.RESULT.get(op)
     if kind is None:
         raise undefined(name, dt)
-    if dt != KD.complex64:
-        raise UnsupportedDTypeError(f"{name}: {KD.COMPLEX128_WHY}", fix="astype(complex64) / float32 first")
     if kind == "c":
         return dt, lambda d: d
     if kind == "r":
@@ -87,12 +86,12 @@ def _component(x: Any, op: str) -> Array:
 
 
 def real(x: Array, /) -> Array:
-    """The real part (float32 for complex64; a real floating array: a copy of itself)."""
+    """The real part (float32 for complex64, float64 for complex128; a real floating array: a copy of itself)."""
     return _component(x, "real")
 
 
 def imag(x: Array, /) -> Array:
-    """The imaginary part (float32 for complex64; a real floating array: zeros)."""
+    """The imaginary part (float32 for complex64, float64 for complex128; a real floating array: zeros)."""
     return _component(x, "imag")
 
 
@@ -104,8 +103,10 @@ def conj(x: Array, /) -> Array:
 
 
 def make_complex(re: Array, im: Array) -> Array:
-    """``re + im j`` from two float32 arrays of one shape and device (lazy; fused with both)."""
-    return Array(re.shape, KD.complex64, re.device, Map("complex", (re._node(), im._node()), KD.complex64, re.shape))
+    """``re + im j`` from two float32 (float64) arrays of one shape and device: complex64 (complex128);
+    lazy, fused with both."""
+    dt = KD.complex_of(re.dtype)
+    return Array(re.shape, dt, re.device, Map("complex", (re._node(), im._node()), dt, re.shape))
 
 
 __all__ = ["real", "imag", "conj"]

@@ -33,27 +33,33 @@ from ._views import permute_dims, reshape
 Parts = tuple[Array, Array | None]  # (real part, imaginary part or None for a real operand)
 
 
-def _result(dtype: Any, what: str) -> None:
-    if dtype is not None and D.as_dtype(dtype, what) != KD.complex64:
-        raise UnsupportedDTypeError(f"{what}: dtype={dtype} for complex64 input (the result is complex64)",
-                                    fix="leave dtype=None")
+def _work(x: Array, dtype: Any, what: str) -> Array:
+    """``x`` in the requested ``dtype`` of a sum or product (a complex dtype; None: its own)."""
+    if dtype is None:
+        return x
+    dt = D.as_dtype(dtype, what)
+    if not KD.is_complex(dt):
+        raise UnsupportedDTypeError(f"{what}: dtype={dt} for {x.dtype} input would drop the imaginary part",
+                                    fix="leave dtype=None (or pass complex128)")
+    return x if dt == x.dtype else D.astype(x, dt)
 
 
-def _split(x: Array) -> Parts:
-    """``x`` as float32 parts (an integer or float32 operand has no imaginary part)."""
+def _split(x: Array, dt: Any) -> Parts:
+    """``x`` as the real parts of complex dtype ``dt`` (a real operand has no imaginary part)."""
     if KD.is_complex(x.dtype):
+        x = x if x.dtype == dt else D.astype(x, dt)
         return C.real(x), C.imag(x)
-    return (x if x.dtype == KD.float32 else D.astype(x, KD.float32)), None
+    t = KD.real_of(dt)
+    return (x if x.dtype == t else D.astype(x, t)), None
 
 
-def _check_pair(what: str, x1: Any, x2: Any) -> None:
-    if isinstance(x1, Array) and isinstance(x2, Array) and D.result_type(x1.dtype, x2.dtype) != KD.complex64:
-        raise UnsupportedDTypeError(f"{what}: {KD.COMPLEX128_WHY} ({x1.dtype} with {x2.dtype} gives complex128)",
-                                    fix="astype(float32) the real operand first")
+def _pair_dtype(x1: Any, x2: Any) -> Any:
+    """The complex result dtype of two arrays (the real functions check everything else)."""
+    return D.result_type(x1.dtype, x2.dtype) if isinstance(x1, Array) and isinstance(x2, Array) else KD.complex64
 
 
 def _sum_parts(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
-    _result(dtype, "sum")
+    x = _work(x, dtype, "sum")
     re, im = C.real(x), C.imag(x)
     return C.make_complex(S.sum(re, axis=axis, keepdims=keepdims), S.sum(im, axis=axis, keepdims=keepdims))
 
@@ -64,7 +70,7 @@ def _mean_parts(x: Array, *, axis: Any = None, keepdims: bool = False) -> Array:
 
 
 def _cumsum_parts(x: Array, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
-    _result(dtype, "cumulative_sum")
+    x = _work(x, dtype, "cumulative_sum")
     kw: dict[str, Any] = {"axis": axis, "include_initial": include_initial}
     return C.make_complex(S.cumulative_sum(C.real(x), **kw), S.cumulative_sum(C.imag(x), **kw))
 
@@ -72,7 +78,7 @@ def _cumsum_parts(x: Array, *, axis: int | None = None, dtype: Any = None, inclu
 def _prod(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
     """Pairwise: the reduced axes moved last and flattened to one of n, then n -> ceil(n/2) per round
     (an odd row padded with 1)."""
-    _result(dtype, "prod")
+    x = _work(x, dtype, "prod")
     axes = S.normalize_axes(axis, x.ndim, "prod")
     keep = [d for d in range(x.ndim) if d not in axes]
     out_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else \
@@ -80,11 +86,11 @@ def _prod(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     n = math.prod(x.shape[d] for d in axes)
     rows = math.prod(x.shape[d] for d in keep)
     if n == 0 or rows == 0:
-        return full(out_shape, 1 + 0j, dtype=KD.complex64, device=x.device)
+        return full(out_shape, 1 + 0j, dtype=x.dtype, device=x.device)
     y = reshape(permute_dims(x, (*keep, *axes)), (rows, n))
     while n > 1:
         if n % 2:
-            y = concat((y, full((rows, 1), 1 + 0j, dtype=KD.complex64, device=x.device)), axis=1)
+            y = concat((y, full((rows, 1), 1 + 0j, dtype=x.dtype, device=x.device)), axis=1)
             n += 1
         y = y[:, : n // 2] * y[:, n // 2:]
         n //= 2
@@ -94,7 +100,7 @@ def _prod(x: Array, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
 def _cumprod(x: Array, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
     """Running products by doubling (Hillis-Steele): round k multiplies each element by the one 2^k
     before it (1 before the start), log2(n) rounds of one kernel each; axis checks as the real function's."""
-    _result(dtype, "cumulative_prod")
+    x = _work(x, dtype, "cumulative_prod")
     if x.ndim == 0:
         S.cumulative_prod(C.real(x), axis=axis, include_initial=include_initial)  # its error (0-d)
     ax = 0 if axis is None and x.ndim == 1 else axis
@@ -109,7 +115,7 @@ def _cumprod(x: Array, *, axis: int | None = None, dtype: Any = None, include_in
     lead, n = y.shape[:-1], y.shape[-1]
 
     def ones(k: int) -> Array:
-        return full((*lead, k), 1 + 0j, dtype=KD.complex64, device=x.device)
+        return full((*lead, k), 1 + 0j, dtype=x.dtype, device=x.device)
     k = 1
     while k < n:
         y = y * concat((ones(k), y[..., : n - k]), axis=-1)
@@ -134,19 +140,19 @@ def _times(a: Parts, b: Parts, product: Callable[[Array, Array], Array]) -> Arra
 
 
 def _matmul(x1: Array, x2: Array) -> Array:
-    _check_pair("matmul", x1, x2)
-    return _times(_split(x1), _split(x2), L.matmul)
+    dt = _pair_dtype(x1, x2)
+    return _times(_split(x1, dt), _split(x2, dt), L.matmul)
 
 
 def _tensordot(x1: Array, x2: Array, *, axes: Any = 2) -> Array:
-    _check_pair("tensordot", x1, x2)
-    return _times(_split(x1), _split(x2), lambda a, b: L.tensordot(a, b, axes=axes))
+    dt = _pair_dtype(x1, x2)
+    return _times(_split(x1, dt), _split(x2, dt), lambda a, b: L.tensordot(a, b, axes=axes))
 
 
 def _vecdot(x1: Array, x2: Array, *, axis: int = -1) -> Array:
     """``sum(conj(x1) * x2, axis)``: ``(ar br + ai bi) + (ar bi - ai br) j``."""
-    _check_pair("vecdot", x1, x2)
-    (ar, ai), (br, bi) = _split(x1), _split(x2)
+    dt = _pair_dtype(x1, x2)
+    (ar, ai), (br, bi) = _split(x1, dt), _split(x2, dt)
 
     def dot(a: Array, b: Array) -> Array:
         return L.vecdot(a, b, axis=axis)

@@ -1,5 +1,5 @@
 """The standard's data types and data type functions (2024.12): the dtype objects (bool, int32, uint32,
-int64, uint64, float32, float16, float64, complex64; complex128 is named but its arrays are refused),
+int64, uint64, float32, float16, float64, complex64, complex128),
 ``astype``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype`` and
 ``result_type``.
 
@@ -46,23 +46,12 @@ if TYPE_CHECKING:
     from ..backends.base import Backend
 
 
-def _named(dtype: Any) -> DType:
-    """``as_dtype`` for the dtype functions, which also answer for complex128 (a dtype of the standard's whose
-    arrays vyre refuses)."""
-    try:
-        if np.dtype(dtype) == complex128 and dtype is not complex:
-            return complex128
-    except TypeError:
-        pass
-    return as_dtype(dtype)
-
-
 def result_type(*arrays_and_dtypes: Any) -> DType:
     """The promoted dtype of arrays and dtypes (Python scalars are ignored when an array is present, per the
     standard; alone they give int32/float32/bool). A real numpy scalar counts as the Python scalar of its kind."""
     arrays_and_dtypes = tuple(a.item() if isinstance(a, np.generic) and a.dtype.kind in "biufc" else a
                               for a in arrays_and_dtypes)
-    dts = [a.dtype if isinstance(a, Array) else _named(a) for a in arrays_and_dtypes
+    dts = [a.dtype if isinstance(a, Array) else as_dtype(a) for a in arrays_and_dtypes
            if not isinstance(a, (int, float, complex)) or isinstance(a, np.generic)]
     cplx = any(isinstance(a, complex) for a in arrays_and_dtypes)
     if dts and cplx:  # a Python complex makes real floating (or integer) operands complex
@@ -89,8 +78,8 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
 def can_cast(from_: Any, to: Any) -> builtins.bool:
     """Whether promotion alone may turn ``from_`` into ``to`` (the standard's table, kinds not mixed: a wider
     type of the same kind, uint32 -> int64)."""
-    f = from_.dtype if isinstance(from_, Array) else _named(from_)
-    t = _named(to)
+    f = from_.dtype if isinstance(from_, Array) else as_dtype(from_)
+    t = as_dtype(to)
     if f == t or f == bool:
         return True
     if is_complex(t) and (is_float(f) or is_complex(f)):  # complex64 holds float16/float32 exactly
@@ -107,11 +96,11 @@ def can_cast(from_: Any, to: Any) -> builtins.bool:
 def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     """The standard's ``isdtype``: ``kind`` is a dtype, a kind name ('bool', 'signed integer',
     'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric') or a tuple of those."""
-    d = _named(dtype)
+    d = as_dtype(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(d, k) for k in kind)
     if not isinstance(kind, str):
-        return d == _named(kind)
+        return d == as_dtype(kind)
     kinds = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
              "real floating": "f", "complex floating": "c", "numeric": "iufc"}
     if kind not in kinds:
@@ -139,7 +128,7 @@ class iinfo_object:  # noqa: N801
 
 def finfo(type: Any) -> finfo_object:  # noqa: A002 - the standard's signature
     """Machine limits of a float dtype (of a complex dtype: those of its real components, the standard)."""
-    d = type.dtype if isinstance(type, Array) else _named(type)
+    d = type.dtype if isinstance(type, Array) else as_dtype(type)
     d = real_of(d)
     if not is_float(d):
         raise UnsupportedDTypeError(f"finfo: {d} is not a floating dtype", fix="use iinfo for integers")

@@ -4,10 +4,9 @@ with ``capabilities``, ``default_device``, ``default_dtypes``, ``dtypes`` and ``
 A device is a vyre backend (see _device). ``float16`` is not listed (it is no dtype name of the
 standard; ``vyre.array.float16`` arrays still work where the device has ``shader-f16``); ``float64`` is
 listed only with ``shader-f64`` and ``int64``/``uint64`` only with ``shader-int64`` (array-API clients such
-as scikit-learn check ``dtypes()`` and fall back to float32). There
-is one complex dtype, ``complex64``, listed on every device (the default of ``"complex floating"``); complex128
-never is (vyre/array/_kernels/dtypes.py says why). "max dimensions" is 32: the elementwise broadcasting and host
-transfers go through numpy, whose broadcasting takes at most 32 dimensions.
+as scikit-learn check ``dtypes()`` and fall back to float32). ``complex64`` is listed on every device (the
+default of ``"complex floating"``), ``complex128`` with ``shader-f64``. "max dimensions" is 32: the
+elementwise broadcasting and host transfers go through numpy, whose broadcasting takes at most 32 dimensions.
 """
 
 from __future__ import annotations
@@ -27,11 +26,11 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "unsigned integer": ("uint32", "uint64"),
     "integral": ("int32", "int64", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
-    "complex floating": ("complex64",),
-    "numeric": ("int32", "int64", "uint32", "uint64", "float32", "float64", "complex64"),
+    "complex floating": ("complex64", "complex128"),
+    "numeric": ("int32", "int64", "uint32", "uint64", "float32", "float64", "complex64", "complex128"),
 }
 # the standard's dtype names only: float16 is not one (clients iterate these names over their own namespace)
-_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "complex64")
+_ALL = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "complex64", "complex128")
 
 
 class Info:

@@ -12,8 +12,8 @@ of about ``8 u (log2 n + 2) sqrt(n)`` times the input's magnitude (u = 2^-24; vy
 
 dtypes: complex64 in, complex64 out (real float32, float16, integer and bool input of ``fft``/``ifft``/
 ``fftn``/``ifftn``/``irfft``/``hfft`` is converted to complex64 first; ``rfft``/``ihfft`` take real input:
-complex is a TypeError); float64 and complex128 raise UnsupportedDTypeError (vyre holds no complex128: no
-vec2<f64> in the IR, and computing them in f32 would narrow silently). ``fftfreq``/``rfftfreq`` give
+complex is a TypeError); float64 and complex128 raise UnsupportedDTypeError (the pipelines are f32 only:
+computing them in f32 would narrow silently). ``fftfreq``/``rfftfreq`` give
 float32 (or the requested real floating dtype).
 """
 
@@ -44,9 +44,10 @@ def _array(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
         raise ArgumentTypeError(f"{what}: x must be a vyre array, not {type(x).__name__}",
                                 fix="convert with vyre.array.asarray first")
-    if x.dtype in (KD.float64, KD.int64, KD.uint64):
-        raise UnsupportedDTypeError(f"{what}: {x.dtype} input would need complex128: {KD.COMPLEX128_WHY}",
-                                    fix="astype(float32) (or complex64) first: the transform runs in f32")
+    if x.dtype in (KD.float64, KD.int64, KD.uint64, KD.complex128):
+        raise UnsupportedDTypeError(f"{what}: {x.dtype} input: the FFT pipelines compute in f32 (there is no "
+                                    "f64 plan), and a complex128 result computed in f32 would be narrowed silently",
+                                    fix="astype(float32) (or complex64) first, or transform on the host")
     return x
 
 

@@ -6,9 +6,10 @@ Supported: bool, int32, uint32, float32, and on backends with the adapter featur
 float64 (``shader-f64``), int64 and uint64 (``shader-int64``: wgpu-native's extensions, which lavapipe and
 the usual Vulkan drivers have). On a backend without them those dtypes raise
 :class:`~vyre.errors.UnsupportedDTypeError` before any GPU work (vyre/array/_device.py:check_dtype_on);
-complex64 is held as interleaved (re, im) f32 pairs (``vec2<f32>`` elements: vyre/array/_kernels/complex.py);
-complex128 is refused (the IR has no vectors of f64); int8/int16/uint8/uint16 are always refused, and nothing
-is narrowed silently.
+complex64 is held as interleaved (re, im) f32 pairs (``vec2<f32>`` elements: vyre/array/_kernels/complex.py),
+complex128 (with ``shader-f64``) as f64 pairs, an element being the four u32 words of the two parts
+(``vec4<u32>``: the IR has no vectors of f64); int8/int16/uint8/uint16 are always refused, and nothing is
+narrowed silently.
 
 Promotion follows the standard within a kind (int32 + int64 -> int64, uint32 + int64 -> int64, uint32 + uint64
 -> uint64, float32 + float64 -> float64). A signed and an unsigned integer type of the same width (int32 +
@@ -16,7 +17,7 @@ uint32, int64 + uint64; int32 + uint64 too) have no common type there: vyre pick
 width, wrapping, like the IR's integer arithmetic. Mixed kinds are implementation-defined; vyre's choices:
 bool + number -> the number's dtype; integer + float -> the float dtype (float16 + int32 -> float16, as
 numpy does not); bool, integers, float16 and float32 with complex64 -> complex64, float64 + complex64 ->
-complex128 (the standard's table; then refused where an array of it would be made). Python scalars
+complex128 (the standard's table). Python scalars
 take the array's dtype (range-checked: out of range raises); a Python float
 with an integer or bool array gives float32, a Python int with a bool array int32.
 """
@@ -42,19 +43,18 @@ float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
 uint64 = np.dtype(np.uint64)
 complex64 = np.dtype(np.complex64)
-complex128 = np.dtype(np.complex128)  # a name of the standard's; arrays of it are refused (see the docstring)
+complex128 = np.dtype(np.complex128)
 
-SUPPORTED = (bool, int32, uint32, float32, float16, int64, uint64, float64, complex64)
+SUPPORTED = (bool, int32, uint32, float32, float16, int64, uint64, float64, complex64, complex128)
 INTS = (int32, uint32, int64, uint64)
 FLOATS = (float32, float16, float64)
-COMPLEX = (complex64,)
+COMPLEX = (complex64, complex128)
 #: the dtypes that need an adapter feature (vyre/array/_device.py checks it per backend)
-FEATURE_DTYPES = {float16: "shader-f16", float64: "shader-f64", int64: "shader-int64", uint64: "shader-int64"}
+FEATURE_DTYPES = {float16: "shader-f16", float64: "shader-f64", int64: "shader-int64", uint64: "shader-int64",
+                  complex128: "shader-f64"}
 _IR = {bool: DataType.BOOL, int32: DataType.I32, uint32: DataType.U32, float32: DataType.F32, float16: DataType.F16,
-       float64: DataType.F64, int64: DataType.I64, uint64: DataType.U64, complex64: DataType.VEC2_F32}
-#: why complex128 is refused (the error every path that would make such an array raises)
-COMPLEX128_WHY = ("complex128 is not supported: vyre holds complex numbers as vec2 elements and the IR has "
-                  "no vectors of f64")
+       float64: DataType.F64, int64: DataType.I64, uint64: DataType.U64, complex64: DataType.VEC2_F32,
+       complex128: DataType.VEC4_U32}
 
 
 def as_dtype(dtype: Any, what: str = "dtype") -> DType:
@@ -73,10 +73,9 @@ def as_dtype(dtype: Any, what: str = "dtype") -> DType:
                                     ) from None
     if d in SUPPORTED:
         return cast(DType, d)
-    if d == complex128:
-        raise UnsupportedDTypeError(f"{what}: {COMPLEX128_WHY}", fix="use complex64 (x.astype(np.complex64))")
     why = ("WGSL has no 8- or 16-bit integer storage types" if d.kind in "iu"
-           else "vyre arrays hold bool, int32, uint32, int64, uint64, float16, float32, float64 and complex64 only")
+           else "vyre arrays hold bool, int32, uint32, int64, uint64, float16, float32, float64, complex64 and "
+                "complex128 only")
     raise UnsupportedDTypeError(f"{what}: {d} is not supported: {why}",
                                 fix=f"convert first (e.g. x.astype(np.{_narrow(d)})) or pick a supported dtype")
 
@@ -149,5 +148,5 @@ def check_scalar(value: Any, dtype: DType, what: str) -> None:
 
 
 __all__ = ["DType", "bool", "int32", "uint32", "float32", "float16", "float64", "int64", "uint64", "complex64",
-           "complex128", "SUPPORTED", "INTS", "FLOATS", "COMPLEX", "COMPLEX128_WHY", "FEATURE_DTYPES", "as_dtype",
+           "complex128", "SUPPORTED", "INTS", "FLOATS", "COMPLEX", "FEATURE_DTYPES", "as_dtype",
            "ir_type", "is_float", "is_int", "is_complex", "real_of", "complex_of", "promote", "check_scalar"]

@@ -60,6 +60,9 @@ class Emitter:
         if t == DataType.VEC2_F32:  # complex64: the f32 bits of re, then of im (nodes.scalar_words)
             im = self.params[self._slot[id(n)] + 1]
             return self.b.vec(t, w.bitcast("f32"), im.bitcast("f32"))
+        if t == DataType.VEC4_U32:  # complex128: the words of re, then of im (low first)
+            k = self._slot[id(n)]
+            return self.b.vec(t, w, *(self.params[k + j] for j in (1, 2, 3)))
         if t.is_64bit:  # two words, low first (nodes.scalar_words)
             hi = self.params[self._slot[id(n)] + 1]
             return self.b.vec("vec2<u32>", w, hi).bitcast(t)

@@ -115,23 +115,24 @@ class Scalar(Node):
 
 def scalar_words(scalars: Sequence[Scalar]) -> bytes:
     """The params words of a tree's scalar nodes (:func:`vyre.ir.words.pack_scalars`: f32 bits for floats,
-    f16 too, 0/1 for bool, the two's complement for integers); a 64-bit scalar takes two words, low first
-    (:func:`scalar_slots` gives each scalar's first word)."""
-    if not any(s.dtype.itemsize == 8 for s in scalars):
+    f16 too, 0/1 for bool, the two's complement for integers); a 64-bit scalar (and complex64) takes two
+    words, low first, complex128 four (:func:`scalar_slots` gives each scalar's first word)."""
+    if not any(s.dtype.itemsize >= 8 for s in scalars):
         return pack_scalars("".join([s.dtype.kind for s in scalars]), [s.value for s in scalars])
     import numpy as np
 
-    parts = [np.array(s.value, dtype=s.dtype).tobytes() if s.dtype.itemsize == 8
+    parts = [np.array(s.value, dtype=s.dtype).tobytes() if s.dtype.itemsize >= 8
              else pack_scalars(s.dtype.kind, [s.value]) for s in scalars]
     return b"".join(parts)
 
 
 def scalar_slots(scalars: Sequence[Scalar]) -> tuple[list[int], int]:
-    """The first params word of each scalar and the number of words (a 64-bit scalar takes two)."""
+    """The first params word of each scalar and the number of words (a 64-bit scalar takes two, a
+    complex128 four)."""
     slots, n = [], 0
     for s in scalars:
         slots.append(n)
-        n += 2 if s.dtype.itemsize == 8 else 1
+        n += max(1, s.dtype.itemsize // 4)
     return slots, n
 
 
