@@ -13,9 +13,10 @@ Two kernels, chosen by (M, L):
   invocations), then a tree over the lanes in workgroup memory (sequential addressing, a barrier per
   level). With blocks > 1 a second pass of the same kernel reduces the (M, blocks) partials.
   ``blocks`` keeps one pass to ~MAX_WORKGROUPS workgroups.
-* ``lanes`` (LANES_MIN <= L < TREE_MIN): ``lanes`` adjacent invocations per row (32 from L = 64; a power of
-  two <= L / 2 below), WG / lanes rows per workgroup: lane j folds positions j, j + lanes, ... (adjacent
-  lanes read adjacent elements: coalesced), then a tree over the row's lanes in workgroup memory. One
+* ``lanes`` (LANES_MIN <= L < TREE_MIN): 32 adjacent invocations per row, WG / 32 rows per workgroup: lane
+  j folds positions j, j + 32, ... (adjacent lanes read adjacent elements: coalesced), then a tree over the
+  row's lanes in workgroup memory. The lane count does not depend on L, so a row extended by zeros (a
+  causal attention row of a longer sequence) sums to the same bits, as in the serial kernel. One
   invocation per row reading its row serially left a warp's loads 4 L bytes apart: on the H200 the row sums
   of a transformer step (rows of 96 and 128) took 33-58 µs each, 40% of the step's GPU time.
 * ``rows`` (rows shorter than LANES_MIN): one invocation per output, a serial loop over its row.
@@ -48,6 +49,7 @@ from .index_maps import Strided, strides_of
 from .nodes import Node, collect
 from .reduction import (
     ITEMS,
+    LANES,
     LANES_MIN,
     MAX_GRID_Y,
     MAX_WORKGROUPS,
@@ -89,7 +91,7 @@ class Shape:
         """Invocations per row of the lanes kernel (1: the serial rows kernel or the tree kernel)."""
         if self.tree or self.length < LANES_MIN:
             return 1
-        return min(32, 1 << (self.length // 2).bit_length() - 1)
+        return LANES
 
     @property
     def blocks(self) -> int:

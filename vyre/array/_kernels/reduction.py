@@ -22,7 +22,8 @@ from .dtypes import DType, ir_type
 
 WG = 256  # lanes per workgroup
 TREE_MIN = 256  # rows at least this long use the tree kernel
-LANES_MIN = 8  # rows at least this long (and shorter than TREE_MIN) use several lanes per row
+LANES_MIN = 32  # rows at least this long (and shorter than TREE_MIN) use LANES lanes per row
+LANES = 32
 MAX_GRID_Y = 65535  # workgroups along one grid axis (WebGPU's default limit)
 MAX_WORKGROUPS = 2048  # workgroups one tree pass aims at
 ITEMS = 32  # elements per lane before a tree pass adds blocks
@@ -89,6 +90,6 @@ def combine_pairwise(b: ProgramBuilder, red: Reduction, vals: list[Val]) -> Val:
     return vals[0]
 
 
-__all__ = ["Reduction", "load", "combine_pairwise", "programs", "WG", "TREE_MIN", "LANES_MIN", "MAX_GRID_Y",
+__all__ = ["Reduction", "load", "combine_pairwise", "programs", "WG", "TREE_MIN", "LANES_MIN", "LANES", "MAX_GRID_Y",
            "MAX_WORKGROUPS",
            "ITEMS", "UNROLL"]
