@@ -340,3 +340,23 @@ def test_missing_feature_is_a_typed_error_before_gpu_work(ref_backend, monkeypat
         assert "float32" in str(info.value) or "int32" in str(info.value)
     assert "float64" not in xp.__array_namespace_info__().dtypes(device=dev)
     assert sorted(xp.__array_namespace_info__().dtypes(device=dev, kind="integral")) == ["int32", "uint32"]
+
+
+def test_int32_widened_to_int64_keeps_its_sign_in_fused_arithmetic(xb):
+    """An int32 operand promoted to int64 inside a fused kernel: naga's i64(i32) compared as zero-extended on
+    lavapipe (int64 // int32 floored 1 // -2 to 0); the lowering now sign-extends by hand."""
+    a = np.array([1, -1, 7, -7, 5, 0, 9, 2**40, -2**40], np.int64)
+    b = np.array([-2, 2, -2, 2, 3, -3, -4, -2**31, 2**31 - 1], np.int32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    assert np.array_equal(np.asarray(x // y), a // b)
+    assert np.array_equal(np.asarray(x % y), a % b)
+    assert np.array_equal(np.asarray(xp.astype(y, xp.int64) < 0), b < 0)
+    assert np.array_equal(np.asarray(xp.astype(y, xp.uint64)), b.astype(np.uint64))
+    assert np.array_equal(np.asarray(xp.astype(y, xp.int64) >> 63), (b.astype(np.int64) >> 63))
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.uint64, np.float64])
+def test_empty_64bit_arrays_download(xb, dt):
+    for shape in [(0,), (2, 0, 3)]:
+        got = np.asarray(xp.asarray(np.zeros(shape, dt)))
+        assert got.shape == shape and got.dtype == dt

@@ -183,7 +183,9 @@ class Array:
                                        "impossible)", fix="call np.asarray(x) without copy=False")
         raw = download(self)  # pending work and the read: one submission
         t = ir_type(self._dtype)
-        out = raw.view(t.storage_scalar.numpy_dtype)[: self.size * t.storage_lanes]
+        scalar = t.storage_scalar.numpy_dtype
+        # trimmed to whole elements first: an empty array's buffer is 4 bytes, not a multiple of 8 (int64)
+        out = raw[: self.size * t.storage_lanes * scalar.itemsize].view(scalar)
         if self._dtype.kind == "c":  # interleaved (re, im) pairs: numpy's complex layout
             out = out.view(self._dtype)
         out = (out != 0) if self._dtype == np.bool_ else out.astype(self._dtype, copy=False)

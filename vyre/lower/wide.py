@@ -115,6 +115,11 @@ def cast(r: ExprRenderer, e: Cast, a: str) -> str | None:
                          dst=dst.value, ubits=ubits, nan_mask=mask, nan_inf=inf, hi_limit=limit, lo_limit=lo_limit,
                          hi_value=literal(dst, hi), lo_value=literal(dst, lo))
         return f"{fn}({a})"
+    if src is DataType.I32 and dst.is_64bit and dst.is_int:
+        # sign extension spelled out: naga's i64(i32) stores right on lavapipe but compares as a zero-extended
+        # value (i64(-2) < 0 was false, so int64 // an int32 divisor floored wrong), and u64(i32) extends by zero
+        ext = f"(u64(bitcast<u32>({a})) | select(0lu, 0xffffffff00000000lu, {a} < 0i))"
+        return ext if dst is DataType.U64 else f"bitcast<i64>{ext}"
     if src.is_int and dst.is_int and dst.is_64bit and not src.is_64bit and src.is_signed != dst.is_signed:
         # naga converts i32 -> u64 by zero-extending and u32 -> i64 by sign-extending: widen within the
         # source's signedness (the value), then reinterpret (numpy's and vyre's wrap)
