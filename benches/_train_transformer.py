@@ -15,7 +15,7 @@ def torch_gpt(torch: Any, vocab: int, context: int) -> Any:
     """An untrained torch module whose named parameters match vyre.nn.GPT's."""
     nn = torch.nn
 
-    class Layer(nn.Module):
+    class Layer(nn.Module):  # type: ignore[name-defined]
         def __init__(self) -> None:
             super().__init__()
             self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
@@ -27,7 +27,7 @@ def torch_gpt(torch: Any, vocab: int, context: int) -> Any:
             x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
             return x + self.fc2(nn.functional.gelu(self.fc1(self.ln2(x))))
 
-    class GPT(nn.Module):
+    class GPT(nn.Module):  # type: ignore[name-defined]
         def __init__(self) -> None:
             super().__init__()
             self.tok_emb = nn.Parameter(torch.zeros(vocab, D))

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from ...ir.builder import ProgramBuilder
 from ...ir.program import Program
-from ...ir.values import Val
+from ...ir.values import BufRef, Val
 from .dtypes import ir_type
 from .emit import Emitter
 from .index_maps import Strided, strides_of
@@ -167,7 +167,7 @@ def lanes_grid(shape: Shape) -> tuple[int, int, int]:
 
 
 def _lanes_fold(b: ProgramBuilder, red: Reduction, read: Callable[[Val], Val], shape: Shape,
-                out: Val) -> None:
+                out: BufRef) -> None:
     """The lanes kernel's body: see the module docstring (every lane reaches every barrier)."""
     p = shape.lanes
     t = b.local_index()
