@@ -5,10 +5,9 @@ The axis is moved last (a lazy view); the order keys (vyre/array/_kernels/sort.p
 sort.radix_pairs' stable passes carrying the flat index; several rows get a second stable pass on the row
 id (a lexicographic (row, key) sort, one submission for the whole batch); ``sort`` then gathers the values
 through the order (a second submission), so -0.0/+0.0 and NaN payloads keep their bits and stable order.
-``sort`` takes a shorter path with no index for bool/int32/uint32 (keys sorted alone: equal keys are equal
-values, recomputed from the keys, lazily; a batch by key carrying the row id, then stably by row id
-carrying the key) and for one row of float32 (keys carrying the values' bits). Bool keys take one digit
-pass, not eight; row ids only the passes of the row count's width. The input's pending expression fuses into the key
+``sort`` of one row takes a shorter path with no index: bool/int32/uint32 keys sorted alone (equal keys
+are equal values; the values are recomputed from the keys, lazily), float32 keys carrying the values'
+bits. Bool keys take one digit pass, not eight. The input's pending expression fuses into the key
 computation and the gather.
 """
 
@@ -23,14 +22,7 @@ from ._creation import zeros
 from ._kernels.fused import plan_for_node
 from ._kernels.nodes import Map, collect
 from ._kernels.pipeline import run_pipeline_on
-from ._kernels.sort import (
-    argsort_pipeline,
-    gather_program,
-    key_bits,
-    keys_pipeline,
-    rows_keys_pipeline,
-    values_pipeline,
-)
+from ._kernels.sort import argsort_pipeline, gather_program, key_bits, keys_pipeline, values_pipeline
 from ._kernels.sort64 import argsort64_pipeline
 from ._searching import as_int32, axis_of, check_array, fused_node, u32_of
 from ._views import permute_dims
@@ -64,17 +56,14 @@ def _order(xt: Array, descending: bool) -> Array | None:
 
 
 def _sort_row(xt: Array, descending: bool) -> Array | None:
-    """``sort`` of ``xt``'s rows (its last axis) without an index (see the module docstring): any number of
-    rows of integers, one row of float32; None for what takes the general path."""
-    n = xt.shape[-1]
-    ints = xt.dtype in (D.bool, D.int32, D.uint32)
-    if not ints and (xt.dtype != D.float32 or xt.size != n):
+    """``sort`` of ``xt``'s one row (its last axis; the others are 1) without an index (see the module
+    docstring), or None for the dtypes that take the general path."""
+    if xt.dtype not in (D.bool, D.int32, D.uint32, D.float32):
         return None
     key = u32_of(xt, "sort_key_desc" if descending else "sort_key")
     bits = key_bits(xt.dtype)
-    if ints:
-        pipe = keys_pipeline(xt.size, bits) if xt.size == n else rows_keys_pipeline(xt.size, n, bits)
-        (done,) = run_pipeline_on(pipe, [key])
+    if xt.dtype != D.float32:
+        (done,) = run_pipeline_on(keys_pipeline(xt.size, bits), [key])
         op = "sort_unkey_desc" if descending else "sort_unkey"
         return Array(xt.shape, xt.dtype, xt.device, Map(op, (done._node(),), xt.dtype, xt.shape))
     # float32: the keys carry the values' bits (-0.0/+0.0 and NaN payloads as they were)
@@ -105,7 +94,7 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bo
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """``x`` sorted along ``axis`` (stable; the order of :func:`argsort`); values keep their exact bits."""
     xt, ax = _prepare(x, axis, "sort")
-    if xt.size and xt.shape[-1] > 1:
+    if xt.size == xt.shape[-1] > 1:
         fast = _sort_row(xt, descending)
         if fast is not None:
             return _back(fast, ax)

@@ -13,9 +13,8 @@ set functions share.
   sorted by a second stable pass on the row id of each sorted element (a lexicographic (row, key) sort:
   one submission for any number of rows), then the indices become positions within their row.
 * :func:`gather_program`: the sorted values read through the order from the (fused) input expression.
-* The value sorts without an index (vyre/array/_sorting.py's fast paths): :func:`keys_pipeline` sorts one
-  row's integer keys alone, :func:`rows_keys_pipeline` a batch's (by key carrying the row id, then by row id
-  carrying the key) (``sort_key``/``sort_key_desc``: equal keys are equal values, so the values
+* The value sorts of one row, without an index (vyre/array/_sorting.py's fast paths): :func:`keys_pipeline`
+  sorts integer keys alone (``sort_key``/``sort_key_desc``: equal keys are equal values, so the values
   come back from the keys by ``sort_unkey``); :func:`values_pipeline` sorts float keys carrying the
   values' bits (``sort_bits``), so -0.0/+0.0 and NaN payloads keep their bits and stable order with no
   gather. Both leave out the digit passes above the key's width (:func:`key_bits`: 1 for bool).
@@ -175,31 +174,6 @@ def values_pipeline(size: int, bits: int) -> Pipeline:
     return Pipeline("array.sort_values", buffers, ("keys", "vals"), ("sorted",), tuple(steps))
 
 
-@cache.memoized("sort.row_ids", 64, Program)
-def _row_id_program(n: int) -> Program:
-    """out[i] = i / n: the row of element i in rows of ``n``."""
-    b = ProgramBuilder(f"array_sort_row_ids_{n}", WG)
-    out = b.buffer("out", U32, "write")
-    b.set_grid_from(out)
-    i = b.global_index()
-    with b.if_(i < out.len()):
-        out[i] = i / b.lit(n, "u32")
-    return b.build()
-
-
-@cache.memoized("sort.rows_keys", 64, Pipeline)
-def rows_keys_pipeline(size: int, n: int, bits: int) -> Pipeline:
-    """The integer keys of ``size / n`` rows of ``n``, each row sorted (input ``keys``, output ``sorted``, row
-    after row): the keys sorted carrying their row id, then stably by row id carrying the keys (the row id's
-    passes only). No index, no gather: equal keys are equal values."""
-    buffers = {"keys": BufferSpec(U32, size), "row_ids": BufferSpec(U32, size)}
-    steps = [Step(_row_id_program(n), ("row_ids",), (-(-size // WG), 1, 1))]
-    steps += sort_steps(size, ("keys", "row_ids"), ("by_key", "rows_by_key"), ("keys_tmp", "rows_tmp"), buffers, bits)
-    steps += sort_steps(size, ("rows_by_key", "by_key"), ("sorted_rows", "sorted"), ("keys_tmp", "rows_tmp"), buffers,
-                        row_bits(size // n))
-    return Pipeline("array.sort_rows_keys", buffers, ("keys",), ("sorted",), tuple(steps))
-
-
 _gathers = cache.register("sort.gather", 256, Program)
 
 
@@ -221,6 +195,5 @@ def gather_program(node: Node, key: tuple[Any, ...]) -> Program:
     return _gathers.get(("search_gather", key), make)
 
 
-__all__ = ["order_key", "argsort_pipeline", "gather_program", "keys_pipeline", "values_pipeline", "rows_keys_pipeline",
-           "key_bits",
+__all__ = ["order_key", "argsort_pipeline", "gather_program", "keys_pipeline", "values_pipeline", "key_bits",
            "row_bits", "WG", "NAN_KEY", "U32"]
