@@ -58,6 +58,7 @@ BASELINE_NAMES = {"numpy": "numpy (CPU)", "torch": "torch", "cupy": "cupy", "raw
                   "vyre_ops": "vyre.ops (resident)", "taichi": "taichi (Vulkan)",
                   "taichi_tiled": "taichi tiled (Vulkan)", "taichi_strided": "taichi strided (Vulkan)",
                   "vyre_one_buffer": "vyre, one staging buffer (chunking off)",
+                  "vyre_chunked": "vyre, chunked through a staging ring",
                   "vyre_copy16": "vyre, 16 host-copy threads"}
 
 

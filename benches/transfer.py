@@ -3,10 +3,11 @@
 vyre upload: ``upload_resident(handle, data)`` then ``flush()`` (the data is on the device
 when the clock stops); readback: ``download_resident(handle, out=...)`` into a reused numpy
 array (the fast path), and ``download_resident(handle)`` into a new array, reported apart:
-fresh host memory costs page faults, which are expensive in virtual machines. Transfers of 8 MiB and
-more go in chunks through a ring of staging buffers (vyre/backends/wgpu/chunked.py: host and device
-copies overlapped); ``vyre_one_buffer`` is the same call with chunking off (one staging buffer, the
-copies in a row), measured in the same process, so a run shows what the chunks bring on its adapter;
+fresh host memory costs page faults, which are expensive in virtual machines. The default policy
+(vyre/backends/wgpu/chunked.py) chunks readbacks of 128 MiB and more through a ring of staging buffers
+(host and device copies overlapped) and sends uploads through one staging buffer; ``vyre_one_buffer``
+and ``vyre_chunked`` are the same calls with both directions forced one way, measured in the same
+process, so a run shows which path wins at each size on its adapter (what set the policy);
 on hosts of at least 16 CPUs ``vyre_copy16`` is the default call with 16 host-copy threads instead of 8
 (hostcopy.py's cap), to show whether the host copy into mapped memory scales past 8.
 Baselines: raw wgpu-py ``queue.write_buffer`` + a fence (a 4-byte ``read_buffer``) and
@@ -56,16 +57,19 @@ def _round_trip(gpu, h, data: np.ndarray, reps: int, budget: float):
     return t_up, t_down, bool(np.array_equal(into, data))
 
 
-def _one_buffer(gpu, h, data: np.ndarray, reps: int, budget: float):
-    """:func:`_round_trip` with chunked transfers off."""
+def _forced(gpu, h, data: np.ndarray, reps: int, budget: float, chunk: bool):
+    """:func:`_round_trip` with both directions chunked (``chunk``) or both through one staging buffer, whatever
+    the default policy (chunked.py) picks for this size."""
     from vyre.backends.wgpu import chunked
 
-    saved = chunked.MIN_BYTES
-    chunked.MIN_BYTES = float("inf")
+    saved = chunked.READBACK_MIN_BYTES, chunked.UPLOAD_MIN_BYTES, gpu._executor.chunked_transfers
+    limit = 2 * chunked.CHUNK_MIN if chunk else float("inf")
+    chunked.READBACK_MIN_BYTES = chunked.UPLOAD_MIN_BYTES = limit
+    gpu._executor.chunked_transfers = True
     try:
         return _round_trip(gpu, h, data, reps, budget)
     finally:
-        chunked.MIN_BYTES = saved
+        chunked.READBACK_MIN_BYTES, chunked.UPLOAD_MIN_BYTES, gpu._executor.chunked_transfers = saved
 
 
 def _copy_threads(gpu, h, data: np.ndarray, reps: int, budget: float, threads: int):
@@ -102,20 +106,24 @@ def measure(ctx: Context, nbytes: int):
         back = gpu.download_resident(h)
         ok = bool(np.array_equal(back, data))
         del back
-        up_one, down_one, ok_one = _one_buffer(gpu, h, data, reps, budget)
-        ok = ok and ok_one
+        up_one, down_one, ok_one = _forced(gpu, h, data, reps, budget, chunk=False)
+        up_ring, down_ring, ok_ring = _forced(gpu, h, data, reps, budget, chunk=True)
+        ok = ok and ok_one and ok_ring
         many = (os.cpu_count() or 1) >= 16
         if many:
             up_16, down_16, ok_16 = _copy_threads(gpu, h, data, reps, budget, 16)
             ok = ok and ok_16
     finally:
         gpu.free_resident(h)
-    check = {"ok": ok, "against": "the uploaded bytes (round trip, chunked and one-buffer paths)"}
+    check = {"ok": ok, "against": "the uploaded bytes (round trip: the default, chunked and one-buffer paths)"}
 
     up_base: dict[str, Outcome] = {"vyre_one_buffer": Outcome(up_one, method="upload_resident + flush(), "
                                                               "chunking off (one staging buffer)")}
     down_base: dict[str, Outcome] = {"vyre_one_buffer": Outcome(down_one, method="download_resident(h, out=...), "
                                                                 "chunking off (one staging buffer)")}
+    up_base["vyre_chunked"] = Outcome(up_ring, method="upload_resident + flush(), chunked through a staging ring")
+    down_base["vyre_chunked"] = Outcome(down_ring, method="download_resident(h, out=...), chunked through a "
+                                        "staging ring")
     host = np.empty_like(data)
     t = host_timing(functools.partial(np.copyto, host, data), reps=reps, inner=1, budget_s=budget)
     up_base["numpy"] = Outcome(t, method="host np.copyto of the same bytes (host memory bandwidth)")

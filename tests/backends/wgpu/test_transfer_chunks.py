@@ -36,7 +36,8 @@ def small_chunks(monkeypatch, backend):
     monkeypatch.setattr(backend._executor, "chunked_transfers", True)
     monkeypatch.setattr(chunked, "CHUNK_MIN", 64 * KiB)
     monkeypatch.setattr(chunked, "CHUNK_MAX", 64 * KiB)
-    monkeypatch.setattr(chunked, "MIN_BYTES", 128 * KiB)
+    monkeypatch.setattr(chunked, "READBACK_MIN_BYTES", 128 * KiB)
+    monkeypatch.setattr(chunked, "UPLOAD_MIN_BYTES", 128 * KiB)
     monkeypatch.setattr(chunked, "FIXED_CHUNK", None)
 
 
@@ -171,7 +172,9 @@ def test_chunk_sizes_and_switch(monkeypatch):
     assert chunked.chunk_size(16 << 20) == chunked.CHUNK_MIN
     assert chunked.chunk_size(64 << 20) == 16 << 20
     assert chunked.chunk_size(1 << 30) == chunked.CHUNK_MAX
-    assert chunked.MIN_BYTES <= 16 << 20  # every transfer size of benches/transfer.py is chunked
+    # the measured policy (chunked.py): large readbacks only, unless VYRE_TRANSFER_CHUNK_MIB says otherwise
+    if chunked.FIXED_CHUNK is None:
+        assert chunked.READBACK_MIN_BYTES == 128 << 20 and chunked.UPLOAD_MIN_BYTES == float("inf")
     monkeypatch.setattr(chunked, "FIXED_CHUNK", 1 << 20)
     assert chunked.chunk_size(1 << 30) == 1 << 20
 
@@ -183,7 +186,8 @@ def test_chunking_only_off_cpu_adapters(backend):
 
 def test_one_buffer_path_when_off(backend, monkeypatch):
     monkeypatch.setattr(backend._executor, "chunked_transfers", True)
-    monkeypatch.setattr(chunked, "MIN_BYTES", float("inf"))
+    monkeypatch.setattr(chunked, "READBACK_MIN_BYTES", float("inf"))
+    monkeypatch.setattr(chunked, "UPLOAD_MIN_BYTES", float("inf"))
     data = _data(256 * KiB, 6)
     h = backend.allocate_resident(data.nbytes)
     before = _chunks(backend)

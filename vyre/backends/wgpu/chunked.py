@@ -3,8 +3,9 @@ copy of one chunk overlaps the device copy of another.
 
 With one staging buffer a transfer is two copies in a row: host -> mapped memory, then the GPU's copy to the
 device buffer (a readback: the GPU's copy, then mapped memory -> host). Each is ~as long as the other on a
-PCIe GPU, so the transfer runs at about half of either rate. Here a transfer of at least ``MIN_BYTES`` is
-cut into chunks of :func:`chunk_size` bytes cycling through ``SLOTS`` buffers, one submission each:
+PCIe GPU, so the transfer runs at about half of either rate. Here a readback of at least
+``READBACK_MIN_BYTES`` (an upload of ``UPLOAD_MIN_BYTES``: by default none, measured slower) is cut into
+chunks of :func:`chunk_size` bytes cycling through ``SLOTS`` buffers, one submission each:
 
 * upload: map slot k for writing (this waits only for the copy submitted from it ``SLOTS`` chunks ago),
   copy the chunk in (threads, hostcopy.py), unmap, submit the copy slot -> device buffer; the GPU copies
@@ -18,7 +19,7 @@ several threads), overlapped with the device copies too. Each chunk readback is 
 the loop trap (loop_trap.py) rides along with each chunk as with any readback, and failures go through
 the executor's ``_fail`` (staging dropped, device loss marked), abandoning the maps still in flight.
 
-Used where :func:`suits` says so (``Executor.chunked_transfers``: not on CPU adapters). ``MIN_BYTES`` and
+Used where :func:`suits` says so (``Executor.chunked_transfers``: not on CPU adapters). The thresholds and
 ``CHUNK_MIN``/``CHUNK_MAX`` are module settings (``VYRE_TRANSFER_CHUNK_MIB`` fixes the chunk
 size; ``0`` turns chunking off), so benches/transfer.py can compare against the one-buffer path in the same
 process.
@@ -57,9 +58,17 @@ def _env_chunk() -> int | None:
         return None
 
 
-#: Transfers (one Work's total bytes) of at least this size are chunked; ``None`` (or chunk 0): never.
+#: ``VYRE_TRANSFER_CHUNK_MIB``: a fixed chunk size (both directions chunked from two chunks on); 0: never chunk.
 FIXED_CHUNK = _env_chunk()
-MIN_BYTES: float = 2 * CHUNK_MIN if FIXED_CHUNK != 0 else float("inf")
+# Measured on the H200 (benches/transfer.py, the same process, GB/s one-buffer vs chunked): uploads are faster
+# through one buffer at every size (16 MiB 16.2 vs 7.0, 256 MiB 26.3 vs 22.3, 1 GiB 29.5 vs 21.2): the write
+# maps of a ring cost more than the overlap wins; readbacks gain from 256 MiB on (16.5 vs 23.3, 1 GiB 20.4 vs
+# 23.5) and lose below (64 MiB 20.3 vs 17.3). So by default only large readbacks are chunked.
+_INF = float("inf")
+#: Readbacks (one Work's total bytes) of at least this size are chunked.
+READBACK_MIN_BYTES: float = _INF if FIXED_CHUNK == 0 else 2 * FIXED_CHUNK if FIXED_CHUNK else 128 * MiB
+#: Uploads of at least this size are chunked (by default never: see above).
+UPLOAD_MIN_BYTES: float = _INF if not FIXED_CHUNK else 2 * FIXED_CHUNK
 
 
 def chunk_size(total: int) -> int:
@@ -82,7 +91,7 @@ def upload_eligible(work: Work) -> bool:
     """Only writes (a resident upload), large enough in total."""
     if not work.writes or work.reads or work.passes or work.before or work.after:
         return False
-    return sum(w.data.nbytes for w in work.writes) >= MIN_BYTES
+    return sum(w.data.nbytes for w in work.writes) >= UPLOAD_MIN_BYTES
 
 
 def download_eligible(work: Work) -> bool:
@@ -91,7 +100,7 @@ def download_eligible(work: Work) -> bool:
         return False
     if any(r.convert is not None for r in work.reads):
         return False
-    return sum(r.nbytes for r in work.reads) >= MIN_BYTES
+    return sum(r.nbytes for r in work.reads) >= READBACK_MIN_BYTES
 
 
 def upload(ex: Executor, work: Work) -> None:
@@ -168,5 +177,5 @@ def download(ex: Executor, work: Work) -> list[Any]:
     return results
 
 
-__all__ = ["upload", "download", "suits", "upload_eligible", "download_eligible", "chunk_size", "MIN_BYTES", "SLOTS",
-           "CHUNK_MIN", "CHUNK_MAX"]
+__all__ = ["upload", "download", "suits", "upload_eligible", "download_eligible", "chunk_size",
+           "READBACK_MIN_BYTES", "UPLOAD_MIN_BYTES", "SLOTS", "CHUNK_MIN", "CHUNK_MAX"]
