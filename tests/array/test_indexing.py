@@ -211,7 +211,7 @@ def test_errors(xb):
             fn()
         assert info.value.fix
     for key, value, msg in [((slice(None),), xp.asarray(np.ones(4, np.int32)), "broadcast"),
-                            (xp.asarray([0, 1]), 1, "integer arrays"),
+                            (xp.asarray([0, 1]), xp.asarray(np.ones(3, np.int32)), "broadcast"),
                             (0, object(), "cannot assign")]:
         with pytest.raises(DispatchError, match=msg):
             x[key] = value

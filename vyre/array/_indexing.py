@@ -18,14 +18,16 @@
   submission), the same rule as the in-place operators: pending work always sees the values it was
   recorded against. ``x[mask] = value`` (also ``x[mask, ...]``, ``x[:, mask]``, ``x[..., mask]``; a scalar,
   a row, or one value per True entry) is vyre/array/_mask_assign.py: a gather driven by the mask's prefix
-  sum, then a ``where``, committed the same way. Assignment through integer arrays is not supported
-  (duplicate indices would race on a GPU).
+  sum, then a ``where``, committed the same way. ``x[integer arrays] = value`` scatters with one writer per
+  destination element (vyre/array/_kernels/index_assign.py): where an index repeats, the last entry's
+  value stays, as numpy's.
 """
 
 from __future__ import annotations
 
 import operator
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,16 +37,17 @@ from ..backends import recording
 from ..errors import (
     ArgumentTypeError,
     DeviceMismatchError,
-    DispatchError,
     IndexOutOfRangeError,
     InvalidArgumentError,
     UnsupportedDTypeError,
 )
 from . import _dtypes as D
 from ._array import Array
-from ._creation import asarray
+from ._creation import arange, asarray
 from ._elementwise import broadcast_together, is_scalar
+from ._kernels.fused import Plan
 from ._kernels.gather import MAX_STORAGE, copy_step, gather, materialised, n_buffers, plan_nodes, scatter_step
+from ._kernels.index_assign import index_scatter_steps
 from ._kernels.index_maps import broadcast_view, strides_of
 from ._kernels.nodes import Leaf, Map, Node, Scalar
 from ._mask_assign import is_mask_key, mask_assign
@@ -322,14 +325,34 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         return mask_assign(x, key, value)
     p = parse(x, key)
     if p.adv:
-        raise DispatchError("assignment through integer arrays is not supported (duplicate indices would race)",
-                            fix="build the result with where(...), or assign basic slices")
+        return _index_assign(x, key, value)
     shape = tuple(p.shape)
     node = _value_node(x, value, shape)  # checked before any GPU work
-    x.evaluate()
     st = strides_of(x.shape)
     offset = sum(s * t for s, t in zip(p.start, st))
     strides = tuple(0 if a is None else step * st[a] for a, step in p.dims)
+    _commit(x, node, lambda plan, dst: scatter_step(plan, dst, x.size, x.dtype, (shape, offset, strides), node))
+
+
+def _index_assign(x: Array, key: Any, value: Any) -> None:
+    """``x[key] = value`` with integer arrays in ``key``: the flat position in x of every element ``x[key]``
+    names is ``arange(x.size).reshape(x.shape)[key]`` (the reading rules: negative values count from the
+    end, out-of-range ones are clamped), then one writer per position (vyre/array/_kernels/index_assign.py:
+    where an index repeats, the last entry's value stays, as numpy's)."""
+    if x.size > np.iinfo(np.int32).max:
+        raise InvalidArgumentError(f"setitem: an array of {x.size} elements is over the int32 index range",
+                                   fix="assign through basic slices, or split the array")
+    flat = reshape(arange(x.size, dtype=D.int32, device=x.device), x.shape)
+    targets = getitem(flat, key)
+    node = _value_node(x, value, targets.shape)  # checked before any GPU work
+    where = targets._node()
+    _commit(x, node, lambda plan, dst: index_scatter_steps(plan, dst, x.size, x.dtype, where, node))
+
+
+def _commit(x: Array, node: Node, write: Callable[[Plan, Any], None]) -> None:
+    """Run ``write(plan, dst)`` into x's own buffer, or, when anyone besides x still reads it (a pending
+    leaf, a view, another array, or ``node`` itself), into a copy that becomes x's buffer."""
+    x.evaluate()
     buf = x._buf
     assert buf is not None
     # does anyone besides x (a pending leaf, a view, another array) hold the buffer? Compared with a probe
@@ -344,8 +367,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     if shared:
         target = Array(x.shape, x.dtype, x.device)
         copy_step(plan, buf.handle, target._allocate(), x.size, x.dtype)
-    dst = target._allocate() if target is not None else buf.handle
-    scatter_step(plan, dst, x.size, x.dtype, (shape, offset, strides), node)
+    write(plan, target._allocate() if target is not None else buf.handle)
     plan.run()
     if target is not None:
         recording.rebinding(x, x._buf)
