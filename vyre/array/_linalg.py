@@ -35,7 +35,7 @@ import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError, UnsupportedDTypeError
+from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
 from ._complex import dispatch as complex_form
@@ -359,15 +359,13 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: _Ord = "fro") -> Array:  # noqa: A002
     """The norm of each matrix (the last two axes): 'fro' (default), 1 / -1 (max / min column sum of
     |x|), inf / -inf (max / min row sum), 2 / -2 (largest / smallest singular value), 'nuc' (their sum).
-    Complex matrices: the norms of ``abs(x)`` for 'fro', 1, -1, inf, -inf (2, -2 and 'nuc' need a complex
-    SVD: UnsupportedDTypeError)."""
+    Complex matrices: the norms of ``abs(x)`` for 'fro', 1, -1, inf, -inf; 2, -2 and 'nuc' from their
+    singular values (svdvals through the real block form, vyre/array/_linalg_complex.py)."""
     x = _check(x, "matrix_norm")
-    if x.dtype.kind == "c":
-        if not isinstance(ord, builtins.bool) and ord in (2, -2, "nuc"):
-            raise UnsupportedDTypeError(f"matrix_norm: ord={ord!r} of complex matrices needs a complex SVD, "
-                                        "which vyre does not have", fix="use ord='fro', 1 or inf")
+    if x.dtype.kind == "c" and (isinstance(ord, builtins.bool) or ord not in (2, -2, "nuc")):
         x = _abs(x)
-    x = _float(x)
+    if x.dtype.kind != "c":
+        x = _float(x)
     if x.ndim < 2:
         raise InvalidArgumentError(f"matrix_norm: needs an array of at least 2 dimensions, got shape {list(x.shape)}",
                                    fix="reshape it to (..., M, N)")

@@ -26,7 +26,9 @@ from typing import Any, NamedTuple
 
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
+from . import _linalg_complex as LC
 from ._array import Array
+from ._complex import real
 from ._creation import ones, tril, triu, zeros
 from ._elementwise import greater, less
 from ._kernels.linalg_jacobi import eigh_steps, max_columns, sort_steps, svd_steps
@@ -55,6 +57,10 @@ def _columns(n: int, dt: Any, what: str, two_sided: bool) -> None:
     if n > top:
         raise InvalidArgumentError(f"{what}: {n} columns is over the {top} the device Jacobi kernels take in {dt}",
                                    fix=f"pass matrices of at most {top} columns (or reduce them first, e.g. by qr)")
+
+
+def _complex(x: Any) -> bool:
+    return isinstance(x, Array) and x.dtype.kind == "c"
 
 
 def _eigh(x: Array, what: str, vectors: bool) -> tuple[Array, Array | None]:
@@ -88,7 +94,11 @@ def eigh(x: Array, /) -> EighResult:
 
 
 def eigvalsh(x: Array, /) -> Array:
-    """The eigenvalues (ascending) of each symmetric matrix (..., M, M); no eigenvectors are accumulated."""
+    """The eigenvalues (ascending) of each symmetric matrix (..., M, M); no eigenvectors are accumulated.
+    Complex Hermitian matrices (their lower triangle) through the real block form (_linalg_complex.py)."""
+    if _complex(x):
+        matrices(real(x), "eigvalsh", square=True)
+        return LC.halve(_eigh(LC.hermitian_embed(x), "eigvalsh", False)[0])
     return result(_eigh(x, "eigvalsh", False)[0], x)
 
 
@@ -158,7 +168,11 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
 
 
 def svdvals(x: Array, /) -> Array:
-    """The singular values (descending) of each matrix (..., M, N), shape (..., min(M, N))."""
+    """The singular values (descending) of each matrix (..., M, N), shape (..., min(M, N)); complex ones
+    through the real block form (_linalg_complex.py)."""
+    if _complex(x):
+        _check_svd(real(x), "svdvals")
+        return LC.halve(svdvals(LC.embed(x)))
     a, dt, m, n = _check_svd(x, "svdvals")
     if a.size == 0:
         return result(zeros((*a.shape[:-2], min(m, n)), dtype=dt, device=a.device), a)
@@ -184,7 +198,11 @@ def _cutoff(s: Array, tol: Any) -> Array:
 
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """The Moore-Penrose pseudo-inverse (..., N, M) of each matrix, from svd (singular values at most
-    rtol * max(s) count as zero; rtol by default max(M, N) * eps)."""
+    rtol * max(s) count as zero; rtol by default max(M, N) * eps); complex ones through the real block form
+    (_linalg_complex.py: the same singular values, so the same rtol)."""
+    if _complex(x):
+        _, dt, m, n = _check_svd(real(x), "pinv")
+        return LC.unembed(pinv(LC.embed(x), rtol=_rtol(rtol, m, n, dt, "pinv")))
     a, dt, m, n = _check_svd(x, "pinv")
     tol = _rtol(rtol, m, n, dt, "pinv")
     if a.size == 0:
@@ -198,7 +216,13 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 
 
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
-    """The number of singular values above rtol * max(s) (rtol by default max(M, N) * eps), int32."""
+    """The number of singular values above rtol * max(s) (rtol by default max(M, N) * eps), int32 (complex
+    matrices too: svdvals')."""
+    if _complex(x):
+        _, dt, m, n = _check_svd(real(x), "matrix_rank")
+        tol = _rtol(rtol, m, n, dt, "matrix_rank")
+        s = svdvals(x)
+        return _sum(D.astype(greater(s, _cutoff(s, tol)), D.int32), axis=-1)
     a, dt, m, n = _check_svd(x, "matrix_rank")
     tol = _rtol(rtol, m, n, dt, "matrix_rank")
     if a.size == 0:

@@ -1,0 +1,92 @@
+"""Complex solve, inv, pinv, svdvals, eigvalsh, matrix_rank and matrix_norm(2 / -2 / 'nuc') through the real
+block form (vyre/array/_linalg_complex.py) against numpy's LAPACK: complex64 within 2e-5 (relative to the
+largest entry of the result), complex128 within 1e-12, batched, mixed real/complex operands, Hermitian
+input read from its lower triangle only, rank-deficient matrices; the functions that stay real only
+raise UnsupportedDTypeError before any work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vyre
+from vyre import array_api as xp
+from vyre.errors import InvalidArgumentError, UnsupportedDTypeError
+
+L = xp.linalg
+RNG = np.random.default_rng(11)
+DTYPES = [("complex64", 2e-5), ("complex128", 1e-12)]
+
+
+def _c(*shape: int, dt: str) -> np.ndarray:
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dt)
+
+
+def _close(got: xp.Array, want: np.ndarray, tol: float) -> None:
+    g = np.asarray(got)
+    assert g.shape == want.shape, (g.shape, want.shape)
+    assert np.abs(g - want).max() <= tol * max(1.0, np.abs(want).max()), np.abs(g - want).max()
+
+
+def _dtypes(dev):
+    have = xp.__array_namespace_info__().dtypes(device=dev)
+    return [(dt, tol) for dt, tol in DTYPES if dt in have]
+
+
+@pytest.fixture(scope="module")
+def dev(gpu):
+    with vyre.use(gpu):
+        yield gpu
+
+
+def test_solve_inv_pinv(dev):
+    for dt, tol in _dtypes(dev):
+        a = _c(3, 6, 6, dt=dt) + 4 * np.eye(6, dtype=dt)  # well conditioned: the error is the method's
+        b, v = _c(3, 6, 2, dt=dt), _c(6, dt=dt)
+        xa = xp.asarray(a)
+        got = L.solve(xa, xp.asarray(b))
+        assert got.dtype == getattr(xp, dt)
+        _close(got, np.linalg.solve(a, b), tol)
+        _close(L.solve(xa, xp.asarray(v)), np.linalg.solve(a, v[None, :, None])[..., 0], tol)
+        _close(L.solve(xp.asarray(a.real.copy()), xp.asarray(b)), np.linalg.solve(a.real, b), tol)  # real x1
+        _close(L.inv(xa), np.linalg.inv(a), tol)
+        m = _c(2, 7, 4, dt=dt)
+        _close(L.pinv(xp.asarray(m)), np.linalg.pinv(m), tol)
+        _close(L.pinv(xp.asarray(np.swapaxes(m, -1, -2).copy())), np.linalg.pinv(np.swapaxes(m, -1, -2)), tol)
+
+
+def test_singular_values_norms_rank(dev):
+    for dt, tol in _dtypes(dev):
+        m = _c(2, 5, 8, dt=dt)
+        xm = xp.asarray(m)
+        s = np.linalg.svd(m, compute_uv=False)
+        got = L.svdvals(xm)
+        assert got.dtype == (xp.float32 if dt == "complex64" else xp.float64)
+        _close(got, s, tol)
+        for ord_ in (2, -2, "nuc"):
+            _close(L.matrix_norm(xm, ord=ord_), np.linalg.norm(m, ord=ord_, axis=(-2, -1)), tol)
+        low = _c(7, 2, dt=dt) @ _c(2, 6, dt=dt)  # rank 2
+        assert int(np.asarray(L.matrix_rank(xp.asarray(low)))) == np.linalg.matrix_rank(low) == 2
+        # the rank-2 part only (numpy's own default cutoff keeps complex64's rounding noise as singular values)
+        _close(L.pinv(xp.asarray(low)), np.linalg.pinv(low.astype(np.complex128), rcond=1e-6), 10 * tol)
+
+
+def test_eigvalsh_reads_the_lower_triangle(dev):
+    for dt, tol in _dtypes(dev):
+        a = _c(4, 5, 5, dt=dt)
+        h = a + np.conj(np.swapaxes(a, -1, -2))
+        want = np.linalg.eigvalsh(h)
+        _close(L.eigvalsh(xp.asarray(h)), want, tol)
+        junk = np.tril(h) + np.triu(_c(5, 5, dt=dt), k=1) + 1j * np.eye(5, dtype=dt)  # never read
+        _close(L.eigvalsh(xp.asarray(junk)), want, tol)
+
+
+def test_errors_and_the_real_only_functions(dev):
+    a = xp.asarray(_c(3, 3, dt="complex64"))
+    with pytest.raises(InvalidArgumentError, match="square"):
+        L.inv(xp.asarray(_c(3, 4, dt="complex64")))
+    with pytest.raises(InvalidArgumentError, match="does not match"):
+        L.solve(a, xp.asarray(_c(4, dt="complex64")))
+    for fn in (L.det, L.slogdet, L.cholesky, L.qr, L.eigh, L.svd):
+        with pytest.raises(UnsupportedDTypeError, match="real only"):
+            fn(a)
