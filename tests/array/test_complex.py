@@ -301,10 +301,34 @@ def test_undefined_for_complex(xb, call):
 
 def test_refused_typed(xb):
     a = xp.asarray(Z)
-    for call in (lambda: xp.sort(a), lambda: xp.argsort(a), lambda: xp.argmax(a), lambda: xp.unique_values(a),
-                 ):
+    for call in (lambda: xp.sort(a), lambda: xp.argsort(a), lambda: xp.argmax(a)):
         with pytest.raises(UnsupportedDTypeError):
             call()
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_unique(xb, dt):
+    """numpy's sorted order (real part, then imaginary part); -0.0 equals +0.0; every NaN distinct (the
+    standard; numpy's equal_nan=False), NaNs last; the first occurrence's index; inverse rebuilds x."""
+    if dt not in xp.__array_namespace_info__().dtypes():
+        return  # the device lacks float64 (tests/array/test_float64.py says so)
+    nan = np.nan
+    z = np.array([[1 + 2j, 3, 1 + 2j, complex(-0.0, 1), 1j, complex(nan, 1)],
+                  [complex(1, nan), 1 + 1j, 3, 2 - 5j, complex(nan, 1), 1 - 0j]], dt)
+    z = np.concatenate([z, rng.integers(-2, 3, (3, 6)) + 1j * rng.integers(-1, 2, (3, 6))]).astype(dt)
+    r = xp.unique_all(xp.asarray(z))
+    finite = ~np.isnan(z.ravel())
+    v, i, inv, c = np.unique(z.ravel()[finite], return_index=True, return_inverse=True, return_counts=True)
+    k, n_nan = len(v), int((~finite).sum())
+    got = np.asarray(r.values)
+    assert got.dtype == np.dtype(dt) and got.shape == (k + n_nan,)
+    np.testing.assert_array_equal(got[:k], v)
+    assert np.isnan(got[k:]).all()
+    np.testing.assert_array_equal(np.asarray(r.indices)[:k], np.flatnonzero(finite)[i])
+    np.testing.assert_array_equal(np.asarray(r.counts), np.r_[c, np.ones(n_nan, int)])
+    back = got[np.asarray(r.inverse_indices)]
+    assert back.shape == z.shape and ((back == z) | (np.isnan(back) & np.isnan(z))).all()
+    np.testing.assert_array_equal(np.asarray(xp.unique_values(xp.asarray(z[:1, :1]))), z[0, :1])
 
 
 def test_no_silent_gradients(xb):

@@ -8,7 +8,8 @@ elements that start a group, and scans the flags; then one 4-byte download, the 
 (the output size depends on the data, as with ``nonzero``); then one submission scatters the values, the
 inverse indices, each group's first index and its count. Equality is the sort's: ``-0.0`` equals ``+0.0``
 (the value kept is the first in the stable order), and every NaN is distinct (a group of its own, NaNs
-last), as the standard asks.
+last), as the standard asks. Complex values (:func:`_unique_complex`) are composed of array functions
+instead, ordered as numpy's sort orders them (real part, then imaginary part).
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ import numpy as np
 from ..errors import ArgumentTypeError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
-from ._creation import ones, zeros
+from ._complex import imag, real
+from ._creation import asarray, ones, zeros
+from ._elementwise import isnan
 from ._kernels import sets as K
 from ._kernels.fused import plan
 from ._kernels.nodes import Map
 from ._kernels.pipeline import run_pipeline_on
+from ._manipulation import concat
+from ._searching import nonzero
+from ._sorting import argsort
+from ._statistical import cumulative_sum
 from ._views import reshape
 
 
@@ -49,7 +56,9 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
     if not isinstance(x, Array):
         raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
                                 fix="convert with vyre.array.asarray first")
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind == "c" and x.size > 1:
+        return _unique_complex(x)
+    if x.dtype.kind not in "biufc":
         raise UnsupportedDTypeError(f"{what} needs a real-valued or bool array, got {x.dtype}", fix="astype first")
     n, dev = x.size, x.device
     flat = reshape(x, (n,))
@@ -83,6 +92,29 @@ def _unique(x: Any, what: str) -> UniqueAllResult:
                     (-(-count // K.WG), 1, 1)))
     p.run()
     return UniqueAllResult(values, indices, inverse, counts)
+
+
+def _unique_complex(x: Array) -> UniqueAllResult:
+    """Complex values, composed of array functions: stable argsorts by the imaginary part, the real part,
+    then whether a part is NaN (NaNs last, as numpy) give the lexicographic order; a group starts where
+    either part differs from the previous element's (so -0.0 equals +0.0) or at a NaN (each its own group);
+    one download, the number of groups (``nonzero``)."""
+    n, dev = x.size, x.device
+    flat = reshape(x, (n,))
+    re, im = real(flat), imag(flat)
+    nan = isnan(re) | isnan(im)
+    order = argsort(im)
+    order = order[argsort(re[order])]
+    order = order[argsort(D.astype(nan[order], D.int32))]
+    s_re, s_im = re[order], im[order]
+    differs = (s_re[1:] != s_re[:-1]) | (s_im[1:] != s_im[:-1])
+    new = concat([ones((1,), dtype=D.bool, device=dev), differs]) | nan[order]
+    starts = nonzero(new)[0]
+    indices = order[starts]
+    ends = concat([starts[1:], asarray([n], dtype=D.int32, device=dev)])
+    inverse = zeros((n,), dtype=D.int32, device=dev)
+    inverse[order] = cumulative_sum(D.astype(new, D.int32)) - 1  # a permutation: one writer each
+    return UniqueAllResult(flat[indices], indices, reshape(inverse, x.shape), ends - starts)
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
