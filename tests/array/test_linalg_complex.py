@@ -1,5 +1,6 @@
 """Complex solve, inv, pinv, svdvals, eigvalsh, matrix_rank and matrix_norm(2 / -2 / 'nuc') through the real
-block form (vyre/array/_linalg_complex.py) against numpy's LAPACK: complex64 within 2e-5 (relative to the
+block form (vyre/array/_linalg_complex.py), det, slogdet and cholesky on the complex kernels, against numpy's
+LAPACK: complex64 within 2e-5 (relative to the
 largest entry of the result), complex128 within 1e-12, batched, mixed real/complex operands, Hermitian
 input read from its lower triangle only, rank-deficient matrices; the functions that stay real only
 raise UnsupportedDTypeError before any work."""
@@ -81,12 +82,39 @@ def test_eigvalsh_reads_the_lower_triangle(dev):
         _close(L.eigvalsh(xp.asarray(junk)), want, tol)
 
 
+def test_det_slogdet_cholesky(dev):
+    """The complex kernels (vyre/array/_kernels/linalg_lu_complex.py)."""
+    for dt, tol in _dtypes(dev):
+        a = _c(3, 6, 6, dt=dt)
+        det = np.linalg.det(a)
+        got = L.det(xp.asarray(a))
+        assert got.dtype == getattr(xp, dt)
+        assert (np.abs(np.asarray(got) - det) <= 10 * tol * np.abs(det)).all()
+        sgn, logabs = L.slogdet(xp.asarray(a))
+        ws, wl = np.linalg.slogdet(a)
+        _close(sgn, ws, 10 * tol)
+        _close(logabs, wl, 10 * tol)
+        sing = np.zeros((5, 5), dt)
+        sing[:, :3] = _c(5, 3, dt=dt)
+        assert np.asarray(L.det(xp.asarray(sing))) == 0
+        s0, l0 = L.slogdet(xp.asarray(sing))
+        assert np.asarray(s0) == 0 and np.asarray(l0) == -np.inf
+        h = a @ np.conj(np.swapaxes(a, -1, -2)) + np.eye(6, dtype=dt)
+        want = np.linalg.cholesky(h)
+        junk = np.tril(h) + np.triu(_c(6, 6, dt=dt), k=1)  # the upper triangle is never read
+        _close(L.cholesky(xp.asarray(junk)), want, tol)
+        _close(L.cholesky(xp.asarray(h), upper=True), np.conj(np.swapaxes(want, -1, -2)), tol)
+        with pytest.raises(L.LinAlgError, match="positive definite"):
+            L.cholesky(xp.asarray(-h))
+    assert np.asarray(L.det(xp.zeros((0, 0), dtype=xp.complex64))) == 1
+
+
 def test_errors_and_the_real_only_functions(dev):
     a = xp.asarray(_c(3, 3, dt="complex64"))
     with pytest.raises(InvalidArgumentError, match="square"):
         L.inv(xp.asarray(_c(3, 4, dt="complex64")))
     with pytest.raises(InvalidArgumentError, match="does not match"):
         L.solve(a, xp.asarray(_c(4, dt="complex64")))
-    for fn in (L.det, L.slogdet, L.cholesky, L.qr, L.eigh, L.svd):
+    for fn in (L.qr, L.eigh, L.svd):
         with pytest.raises(UnsupportedDTypeError, match="real only"):
             fn(a)

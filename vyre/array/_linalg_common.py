@@ -34,9 +34,9 @@ def matrices(x: Any, what: str, *, square: bool = False) -> Array:
     if x.dtype == D.bool:
         raise ArgumentTypeError(f"{what}: needs a numeric array, got bool", fix="convert with astype(x, float32)")
     if x.dtype.kind == "c":
-        raise UnsupportedDTypeError(f"{what}: complex matrices are not supported (solve, inv, pinv, svdvals, "
-                                    "eigvalsh, matrix_rank and matrix_norm take them; the vectors of eigh/svd, det, "
-                                    "slogdet, qr and cholesky are real only)",
+        raise UnsupportedDTypeError(f"{what}: complex matrices are not supported (solve, inv, pinv, det, "
+                                    "slogdet, cholesky, svdvals, eigvalsh, matrix_rank and matrix_norm take them; "
+                                    "qr and the vectors of eigh/svd are real only)",
                                     fix="decompose a real matrix (e.g. the real block form [[A, -B], [B, A]])")
     return x
 

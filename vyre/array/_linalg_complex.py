@@ -8,17 +8,24 @@ Hermitian A (E(A) is then symmetric), each eigenvalue twice: the sorted values, 
 run on the real device kernels (vyre/array/_linalg_solve.py, _linalg_eig.py) in float32 for complex64 and
 float64 for complex128, with their accuracy, at 8x the flops of a complex kernel (2x the order).
 
-Not through E: the eigenvectors and singular vectors (E's doubled eigenspaces hand back any basis of
-them, not one vector per value), det / slogdet (det E(A) = |det A|^2 loses the phase), cholesky and qr:
-these raise UnsupportedDTypeError for complex input (vyre/array/_linalg_common.py).
+Not through E: det / slogdet (det E(A) = |det A|^2 loses the phase) and cholesky (E's factor is not E of
+one) run complex kernels instead (vyre/array/_kernels/linalg_lu_complex.py: :func:`lu_diagonal`,
+:func:`cholesky_factor`). The eigenvectors and singular vectors (E's doubled eigenspaces hand back any
+basis of them, not one vector per value) and qr raise UnsupportedDTypeError for complex input
+(vyre/array/_linalg_common.py).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._array import Array
 from ._complex import imag, make_complex, real
 from ._creation import tril
+from ._kernels.linalg_lu_complex import cholesky_complex_steps, eliminate_complex_steps
+from ._linalg_common import batch_count, flags, ir, scratch, work
 from ._manipulation import concat
+from ._views import reshape
 
 
 def embed(x: Array) -> Array:
@@ -62,4 +69,27 @@ def halve(v: Array) -> Array:
     return v[..., ::2]
 
 
-__all__ = ["embed", "hermitian_embed", "unembed", "stack", "unstack", "halve"]
+def lu_diagonal(x: Array) -> tuple[Array, Array]:
+    """U's diagonal (..., n) after the complex elimination of the non-empty square matrices ``x``, and the
+    permutation's sign (..., real): det = sign * prod(diagonal)."""
+    n, batch = x.shape[-1], x.shape[:-2]
+    rt = real(x).dtype
+    w, p, hw = work(x, x.dtype)
+    info, hi = scratch((*batch, 2), rt, x.device)
+    eliminate_complex_steps(p, ir(rt), batch_count(x.shape), n, hw, hi)
+    p.run()
+    return reshape(w, (*batch, n * n))[..., :: n + 1], info[..., 0]
+
+
+def cholesky_factor(x: Array) -> tuple[Array, Any]:
+    """The lower factor L (x = L L^H) of the non-empty Hermitian matrices ``x`` (their lower triangle), and
+    the indexes of the matrices that are not positive definite (a numpy array)."""
+    rt = real(x).dtype
+    w, p, hw = work(x, x.dtype)
+    info, hi = scratch(x.shape[:-2] or (1,), rt, x.device)
+    cholesky_complex_steps(p, ir(rt), batch_count(x.shape), x.shape[-1], hw, hi)
+    bad = (flags(p.run([hi])[0], rt, 1, 0) != 0).nonzero()[0]
+    return tril(w), bad
+
+
+__all__ = ["embed", "hermitian_embed", "unembed", "stack", "unstack", "halve", "lu_diagonal", "cholesky_factor"]

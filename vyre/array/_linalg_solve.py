@@ -17,13 +17,14 @@ from ..errors import InvalidArgumentError
 from . import _dtypes as D
 from . import _linalg_complex as LC
 from ._array import Array
-from ._complex import real
+from ._complex import conj, real
 from ._creation import eye, tril, zeros
 from ._elementwise import abs as _abs
 from ._elementwise import broadcast_together, log, sign
 from ._kernels.linalg_lu import cholesky_steps, eliminate_steps
 from ._linalg_common import batch_count, compute_dtype, flags, ir, matrices, result, scratch, work
 from ._manipulation import concat
+from ._searching import where
 from ._statistical import prod
 from ._statistical import sum as _sum
 from ._views import broadcast_to, reshape
@@ -97,6 +98,10 @@ def solve(x1: Array, x2: Array, /) -> Array:
     return result(res, a)
 
 
+def _complex(x: object) -> bool:
+    return isinstance(x, Array) and x.dtype.kind == "c"
+
+
 def _complex_solve(x1: Array, x2: Array) -> Array:
     """solve of complex systems through the real block form (vyre/array/_linalg_complex.py)."""
     dt = D.result_type(x1, x2)
@@ -129,9 +134,11 @@ def inv(x: Array, /) -> Array:
 
 
 def _diag_info(x: Array, what: str) -> tuple[Array, Array] | None:
-    a = matrices(x, what, square=True)
+    a = matrices(real(x) if _complex(x) else x, what, square=True)
     if a.size == 0:
         return None
+    if _complex(x):  # the complex elimination (vyre/array/_linalg_complex.py)
+        return LC.lu_diagonal(x)
     w, info, _, _ = _eliminated(a, None)
     n = a.shape[-1]
     d = reshape(w, (*a.shape[:-2], n * n))[..., :: n + 1]
@@ -141,8 +148,12 @@ def _diag_info(x: Array, what: str) -> tuple[Array, Array] | None:
 def det(x: Array, /) -> Array:
     """The determinant of each square matrix: the permutation's sign times the product of U's diagonal
     (relative error ~n * 1e-7 * cond in float32; 0 for an exactly singular elimination)."""
+    got = _diag_info(x, "det")
+    if _complex(x):
+        if got is None:
+            return zeros(x.shape[:-2], dtype=x.dtype, device=x.device) + 1.0
+        return got[1] * prod(got[0], axis=-1)
     a = matrices(x, "det", square=True)
-    got = _diag_info(a, "det")
     if got is None:
         return result(zeros(a.shape[:-2], dtype=compute_dtype(a), device=a.device) + 1.0, a)
     d, s = got
@@ -151,8 +162,16 @@ def det(x: Array, /) -> Array:
 
 def slogdet(x: Array, /) -> SlogdetResult:
     """(sign, log|det|) of each square matrix from the same elimination: sign 0 and -inf for a singular one."""
+    got = _diag_info(x, "slogdet")
+    if _complex(x):  # sign: a complex number of modulus 1 (0 for a singular matrix), as numpy's
+        if got is None:
+            one = zeros(x.shape[:-2], dtype=x.dtype, device=x.device) + 1.0
+            return SlogdetResult(one, real(one) * 0.0)
+        d, s = got
+        mag = _abs(d)
+        unit = where(mag == 0.0, 0.0, d / where(mag == 0.0, 1.0, mag))
+        return SlogdetResult(s * prod(unit, axis=-1), _sum(log(mag), axis=-1))
     a = matrices(x, "slogdet", square=True)
-    got = _diag_info(a, "slogdet")
     if got is None:
         one = zeros(a.shape[:-2], dtype=compute_dtype(a), device=a.device) + 1.0
         return SlogdetResult(result(one, a), result(one * 0.0, a))
@@ -164,10 +183,19 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """The Cholesky factor of each symmetric positive-definite matrix: lower L with x = L L^T (upper=True:
     U = L^T, x = U^T U). Only the lower triangle is read; LinAlgError when a pivot is not > 0.
-    ||x - L L^T|| / ||x|| within ~1e-6 in float32."""
-    a = matrices(x, "cholesky", square=True)
+    ||x - L L^T|| / ||x|| within ~1e-6 in float32. Complex Hermitian matrices: x = L L^H (upper: U = L^H),
+    on the complex kernel (vyre/array/_linalg_complex.py)."""
+    a = matrices(real(x) if _complex(x) else x, "cholesky", square=True)
     if not isinstance(upper, bool):
         raise InvalidArgumentError(f"cholesky: upper must be a bool, got {upper!r}", fix="upper=True or False")
+    if _complex(x):
+        if x.size == 0:
+            return zeros(x.shape, dtype=x.dtype, device=x.device)
+        low, bad = LC.cholesky_factor(x)
+        if bad.size:
+            raise LinAlgError(f"cholesky: matrix {int(bad[0])} of the batch is not positive definite",
+                              fix="pass Hermitian positive-definite matrices (e.g. x @ conj(x).mT + eps * I)")
+        return conj(low).mT if upper else low
     dt = compute_dtype(a)
     if a.size == 0:
         return result(zeros(a.shape, dtype=dt, device=a.device), a)
