@@ -1,5 +1,5 @@
 """Complex solve, inv, pinv, svdvals, eigvalsh, matrix_rank and matrix_norm(2 / -2 / 'nuc') through the real
-block form (vyre/array/_linalg_complex.py), det, slogdet and cholesky on the complex kernels, against numpy's
+block form (vyre/array/_linalg_complex.py), det, slogdet, cholesky and qr on the complex kernels, against numpy's
 LAPACK: complex64 within 2e-5 (relative to the
 largest entry of the result), complex128 within 1e-12, batched, mixed real/complex operands, Hermitian
 input read from its lower triangle only, rank-deficient matrices; the functions that stay real only
@@ -109,12 +109,33 @@ def test_det_slogdet_cholesky(dev):
     assert np.asarray(L.det(xp.zeros((0, 0), dtype=xp.complex64))) == 1
 
 
+def test_qr(dev):
+    """zgeqrf's reflectors (vyre/array/_kernels/linalg_qr_complex.py): numpy's R to rounding, Q unitary."""
+    for dt, tol in _dtypes(dev):
+        for shape in [(3, 6, 4), (4, 7), (2, 5, 5)]:
+            a = _c(*shape, dt=dt)
+            if shape == (2, 5, 5):
+                a[..., 1] = 0  # a zero column below the diagonal: no reflection there
+                a[..., 3] = a[..., 0] * (1 - 2j)  # rank deficient
+            for mode in ("reduced", "complete"):
+                q, r = L.qr(xp.asarray(a), mode=mode)
+                qn, rn = np.linalg.qr(a, mode=mode)
+                assert q.dtype == r.dtype == getattr(xp, dt)
+                q, r = np.asarray(q), np.asarray(r)
+                _close(xp.asarray(q @ r), a, tol)
+                gram = np.conj(np.swapaxes(q, -1, -2)) @ q
+                _close(xp.asarray(gram), np.broadcast_to(np.eye(q.shape[-1]), gram.shape), tol)
+                assert (np.tril(r, -1) == 0).all() and (np.diagonal(r, axis1=-2, axis2=-1).imag == 0).all()
+                if shape != (2, 5, 5):  # full rank: R is unique given zgeqrf's convention (real diagonal)
+                    _close(xp.asarray(r), rn, 10 * tol)
+
+
 def test_errors_and_the_real_only_functions(dev):
     a = xp.asarray(_c(3, 3, dt="complex64"))
     with pytest.raises(InvalidArgumentError, match="square"):
         L.inv(xp.asarray(_c(3, 4, dt="complex64")))
     with pytest.raises(InvalidArgumentError, match="does not match"):
         L.solve(a, xp.asarray(_c(4, dt="complex64")))
-    for fn in (L.qr, L.eigh, L.svd):
+    for fn in (L.eigh, L.svd):
         with pytest.raises(UnsupportedDTypeError, match="real only"):
             fn(a)

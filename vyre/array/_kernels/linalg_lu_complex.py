@@ -28,11 +28,12 @@ _cached = cache.register("linalg_lu_complex", 64, Program).get
 U = "u32"
 
 
-def _mul(ar: Any, ai: Any, br: Any, bi: Any) -> tuple[Any, Any]:
+def cmul(ar: Any, ai: Any, br: Any, bi: Any) -> tuple[Any, Any]:
+    """(ar + ai i)(br + bi i) as (re, im) expressions."""
     return ar * br - ai * bi, ar * bi + ai * br
 
 
-def _recip(b: ProgramBuilder, re: Val, im: Val) -> tuple[Val, Val]:
+def crecip(b: ProgramBuilder, re: Val, im: Val) -> tuple[Val, Val]:
     """1 / (re + im i), scaled: (re - im i) / (re^2 + im^2) without squaring a large or tiny part."""
     s = b.let(b.max(re.abs(), im.abs()))
     pr, pi = b.let(re / s), b.let(im / s)
@@ -82,14 +83,14 @@ def eliminate_complex_program(ty: str, nb: int, n: int) -> Program:
                     info[z * 2 + 1] = b.lit(1.0, ty)
                 b.barrier("storage")
                 with b.if_(mx != 0.0):
-                    rr, ri = _recip(b, a[at(k, k)], a[at(k, k) + 1])
+                    rr, ri = crecip(b, a[at(k, k)], a[at(k, k) + 1])
                     cols = b.let(N - k - 1, name="cols")
                     with b.for_range(t, cols * cols, wg) as e:
                         i = b.let(k + 1 + e / cols)
                         j = b.let(k + 1 + e % cols)
-                        lr, li = _mul(a[at(i, k)], a[at(i, k) + 1], rr, ri)
+                        lr, li = cmul(a[at(i, k)], a[at(i, k) + 1], rr, ri)
                         lr, li = b.let(lr), b.let(li)
-                        pr, pi = _mul(lr, li, a[at(k, j)], a[at(k, j) + 1])
+                        pr, pi = cmul(lr, li, a[at(k, j)], a[at(k, j) + 1])
                         a[at(i, j)] = a[at(i, j)] - pr
                         a[at(i, j) + 1] = a[at(i, j) + 1] - pi
                 b.barrier("storage")
@@ -140,7 +141,7 @@ def cholesky_complex_program(ty: str, nb: int, n: int) -> Program:
                     i = b.let(k + 1 + e / m)
                     j = b.let(k + 1 + e % m)
                     with b.if_(j <= i):  # a_ij -= l_ik conj(l_jk)
-                        pr, pi = _mul(a[at(i, k)], a[at(i, k) + 1], a[at(j, k)], -a[at(j, k) + 1])
+                        pr, pi = cmul(a[at(i, k)], a[at(i, k) + 1], a[at(j, k)], -a[at(j, k) + 1])
                         a[at(i, j)] = a[at(i, j)] - pr
                         a[at(i, j) + 1] = a[at(i, j) + 1] - pi
                 b.barrier("storage")
@@ -156,5 +157,5 @@ def cholesky_complex_steps(p: Plan, ty: str, nb: int, n: int, w: Any, info: Any)
     steps(p, cholesky_complex_program(ty, nb, n), [w, info], nb, costs)
 
 
-__all__ = ["eliminate_complex_program", "eliminate_complex_steps", "cholesky_complex_program",
+__all__ = ["cmul", "crecip", "eliminate_complex_program", "eliminate_complex_steps", "cholesky_complex_program",
            "cholesky_complex_steps"]
