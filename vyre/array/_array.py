@@ -339,4 +339,13 @@ class Array:
     def __irshift__(self, o: Any) -> Array: return self._inplace(self >> o)
 
 
+
+def check_array(x: Any, what: str) -> Array:
+    """``x`` when it is a vyre array, else the typed error every function of the namespace gives (a TypeError)."""
+    if not isinstance(x, Array):
+        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
+                                fix="convert with vyre.array.asarray first")
+    return x
+
+
 __all__ = ["Array"]

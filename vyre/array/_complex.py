@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import ArgumentTypeError, UnsupportedDTypeError
 from ._array import Array
+from ._array import check_array as _check
 from ._kernels import complex as _ir  # registers the complex ops' IR
 from ._kernels import dtypes as KD
 from ._kernels.dtypes import DType
@@ -61,13 +62,6 @@ def elementwise_dtype(op: str, name: str, dt: DType) -> tuple[DType, Callable[[D
     if kind == "r":
         return dt, KD.real_of
     return dt, lambda d: KD.bool
-
-
-def _check(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
-    return x
 
 
 def _component(x: Any, op: str) -> Array:

@@ -25,6 +25,7 @@ from ..backends.host import storage_nbytes
 from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
+from ._array import check_array as _check
 from ._device import check_backend, check_dtype_on, current_backend, same_device
 from ._elementwise import greater_equal, less_equal, where
 from ._kernels.dtypes import DType
@@ -350,13 +351,6 @@ def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: A
               device: Backend | None = None) -> Array:
     dt, dev = _like(x, dtype, device)
     return full(x.shape, fill_value, dtype=dt, device=dev)
-
-
-def _check(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
-    return x
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
+from ._array import check_array as _check
 from ._complex import dispatch as complex_form
 from ._creation import eye, zeros
 from ._device import same_device
@@ -231,13 +232,6 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     out = _product(a, b, (), m, k, n, dt, dev)
     final = (*(x1.shape[i] for i in f1), *(x2.shape[j] for j in f2))
     return out if final == out.shape else _sharing(final, dt, dev, out)
-
-
-def _check(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
-    return x
 
 
 def _int(v: Any, what: str) -> int:

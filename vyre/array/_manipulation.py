@@ -11,13 +11,13 @@ then the result is a gather (one kernel).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
 from ._array import Array
+from ._array import check_array as _check
 from ._creation import asarray
 from ._device import same_device
 from ._elementwise import broadcast_together
@@ -33,13 +33,6 @@ from ._views import (
     reshape,
     wrap_view,
 )
-
-
-def _check(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
-    return x
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...]) -> Array:

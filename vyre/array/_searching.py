@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import ArgumentTypeError, AxisError, InvalidArgumentError, UnsupportedDTypeError
 from ..ops.scan import _tiles
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, check_array
 from ._creation import asarray, zeros
 from ._device import same_device
 from ._elementwise import where
@@ -39,13 +39,6 @@ from ._kernels.sort import WG
 from ._views import permute_dims
 
 MAX_FUSED = 5  # leaves + parameter buffer of a fused input in a kernel with three more buffers
-
-
-def check_array(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array_api.asarray")
-    return x
 
 
 def axis_of(axis: Any, ndim: int, what: str) -> int:

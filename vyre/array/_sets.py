@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import ArgumentTypeError, UnsupportedDTypeError
+from ..errors import UnsupportedDTypeError
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, check_array
 from ._complex import imag, real
 from ._creation import asarray, ones, zeros
 from ._elementwise import isnan
@@ -53,9 +53,7 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique(x: Any, what: str) -> UniqueAllResult:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
+    x = check_array(x, what)
     if x.dtype.kind == "c" and x.size > 1:
         return _unique_complex(x)
     if x.dtype.kind not in "biufc":

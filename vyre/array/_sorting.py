@@ -17,14 +17,14 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
-from ._array import Array
+from ._array import Array, check_array
 from ._creation import zeros
 from ._kernels.fused import plan_for_node
 from ._kernels.nodes import Map, collect
 from ._kernels.pipeline import run_pipeline_on
 from ._kernels.sort import argsort_pipeline, gather_program, key_bits, keys_pipeline, values_pipeline
 from ._kernels.sort64 import argsort64_pipeline
-from ._searching import as_int32, axis_of, check_array, fused_node, u32_of
+from ._searching import as_int32, axis_of, fused_node, u32_of
 from ._views import permute_dims
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
 from ._array import Array
+from ._array import check_array as _check
 from ._creation import full
 from ._elementwise import not_equal
 from ._manipulation import concat
@@ -28,13 +29,6 @@ from ._statistical import max as _max
 from ._statistical import min as _min
 from ._statistical import normalize_axes
 from ._views import normalize_axis
-
-
-def _check(x: Any, what: str) -> Array:
-    if not isinstance(x, Array):
-        raise ArgumentTypeError(f"{what}: expected a vyre array, got {type(x).__name__}",
-                                fix="convert with vyre.array.asarray first")
-    return x
 
 
 def _truth(x: Array, axis: Any, keepdims: bool, everything: bool, what: str) -> Array:
