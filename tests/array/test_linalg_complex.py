@@ -1,5 +1,6 @@
 """Complex solve, inv, pinv, svdvals, eigvalsh, matrix_rank and matrix_norm(2 / -2 / 'nuc') through the real
-block form (vyre/array/_linalg_complex.py), det, slogdet, cholesky and qr on the complex kernels, against numpy's
+block form (vyre/array/_linalg_complex.py), eigh from the block form's eigenvectors, det, slogdet,
+cholesky and qr on the complex kernels, against numpy's
 LAPACK: complex64 within 2e-5 (relative to the
 largest entry of the result), complex128 within 1e-12, batched, mixed real/complex operands, Hermitian
 input read from its lower triangle only, rank-deficient matrices; the functions that stay real only
@@ -130,12 +131,31 @@ def test_qr(dev):
                     _close(xp.asarray(r), rn, 10 * tol)
 
 
+def test_eigh(dev):
+    """Eigenvectors kept out of the real block form's (vyre/array/_kernels/linalg_eigh_complex.py): random,
+    the identity and exactly repeated eigenvalues (where the block form's doubled eigenspaces are the
+    hardest case); residual ||A V - V diag(w)||, orthonormality and numpy's eigenvalues."""
+    for dt, tol in _dtypes(dev):
+        a = _c(3, 6, 6, dt=dt)
+        q, _ = np.linalg.qr(_c(6, 6, dt="complex128"))
+        cases = [a + np.conj(np.swapaxes(a, -1, -2)), np.eye(5, dtype=dt),
+                 (q @ np.diag([1.0, 1.0, 1.0, 2.0, 2.0, 5.0]) @ np.conj(q.T)).astype(dt)]
+        for h in cases:
+            w, v = L.eigh(xp.asarray(np.tril(h) + np.triu(_c(*h.shape, dt=dt), k=1)))  # upper never read
+            assert w.dtype == (xp.float32 if dt == "complex64" else xp.float64) and v.dtype == getattr(xp, dt)
+            w, v = np.asarray(w), np.asarray(v)
+            _close(xp.asarray(h @ v - v * w[..., None, :]), np.zeros(h.shape, dt), 10 * tol * max(1, np.abs(w).max()))
+            gram = np.conj(np.swapaxes(v, -1, -2)) @ v
+            _close(xp.asarray(gram), np.broadcast_to(np.eye(h.shape[-1]), gram.shape), tol)
+            _close(xp.asarray(w), np.linalg.eigvalsh(h), 10 * tol)
+
+
 def test_errors_and_the_real_only_functions(dev):
     a = xp.asarray(_c(3, 3, dt="complex64"))
     with pytest.raises(InvalidArgumentError, match="square"):
         L.inv(xp.asarray(_c(3, 4, dt="complex64")))
     with pytest.raises(InvalidArgumentError, match="does not match"):
         L.solve(a, xp.asarray(_c(4, dt="complex64")))
-    for fn in (L.eigh, L.svd):
+    for fn in (L.svd,):
         with pytest.raises(UnsupportedDTypeError, match="real only"):
             fn(a)

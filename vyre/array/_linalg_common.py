@@ -35,8 +35,8 @@ def matrices(x: Any, what: str, *, square: bool = False) -> Array:
         raise ArgumentTypeError(f"{what}: needs a numeric array, got bool", fix="convert with astype(x, float32)")
     if x.dtype.kind == "c":
         raise UnsupportedDTypeError(f"{what}: complex matrices are not supported (solve, inv, pinv, det, "
-                                    "slogdet, cholesky, qr, svdvals, eigvalsh, matrix_rank and matrix_norm take "
-                                    "them; eigh and svd with vectors are real only)",
+                                    "slogdet, cholesky, qr, eigh, eigvalsh, svdvals, matrix_rank and matrix_norm "
+                                    "take them; svd with vectors is real only)",
                                     fix="decompose a real matrix (e.g. the real block form [[A, -B], [B, A]])")
     return x
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
 from . import _linalg_complex as LC
@@ -31,6 +33,8 @@ from ._array import Array
 from ._complex import real
 from ._creation import ones, tril, triu, zeros
 from ._elementwise import greater, less
+from ._indexing import take_along_axis
+from ._kernels.linalg_eigh_complex import select_steps
 from ._kernels.linalg_jacobi import eigh_steps, max_columns, sort_steps, svd_steps
 from ._linalg_common import batch_count, compute_dtype, ir, matrices, result, scratch, work
 from ._linalg_qr import factor
@@ -87,10 +91,39 @@ def _eigh(x: Array, what: str, vectors: bool) -> tuple[Array, Array | None]:
 
 
 def eigh(x: Array, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix (..., M, M)."""
+    """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix (..., M, M); complex
+    Hermitian ones (their lower triangle) from the real block form's (vyre/array/_linalg_complex.py)."""
+    if _complex(x):
+        return _eigh_complex(x)
     keys, vs = _eigh(x, "eigh", True)
     assert vs is not None
     return EighResult(result(keys, x), result(vs, x))
+
+
+def _eigh_complex(x: Array) -> EighResult:
+    """E(A)'s eigenpairs, then a basis of A's eigenvectors kept out of its 2n candidates
+    (vyre/array/_kernels/linalg_eigh_complex.py); each takes its candidate's eigenvalue."""
+    a = matrices(real(x), "eigh", square=True)
+    n, batch, rt = a.shape[-1], a.shape[:-2], a.dtype
+    if a.size == 0:
+        return EighResult(zeros((*batch, n), dtype=rt, device=a.device), zeros(x.shape, dtype=x.dtype,
+                                                                               device=a.device))
+    keys, vs = _eigh(LC.hermitian_embed(x), "eigh", True)
+    assert vs is not None
+    w, p, hw = work(vs, rt)
+    q, hq = scratch(x.shape, x.dtype, a.device)
+    coef, hc = scratch((*batch, 2 * n), rt, a.device)
+    sel, hs = scratch((*batch, n), D.uint32, a.device)
+    cnt, hn = scratch(batch or (1,), D.uint32, a.device)
+    select_steps(p, ir(rt), batch_count(x.shape), n, hw, hq, hc, hs, hn)
+    p.done.extend((w, coef))  # alive until the steps ran
+    kept = np.frombuffer(np.ascontiguousarray(p.run([hn])[0]).tobytes(), np.uint32)
+    if (kept < n).any():  # rounding defeated the selection's argument: say so rather than return a partial basis
+        from ._linalg_solve import LinAlgError  # why: a sibling module; imported where it is raised
+
+        raise LinAlgError(f"eigh: matrix {int((kept < n).nonzero()[0][0])} of the batch: the eigenvectors could "
+                          "not be separated from the real block form's", fix="pass a Hermitian matrix (finite)")
+    return EighResult(take_along_axis(keys, D.astype(sel, D.int32)), q)
 
 
 def eigvalsh(x: Array, /) -> Array:
