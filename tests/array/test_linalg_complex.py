@@ -1,10 +1,9 @@
 """Complex solve, inv, pinv, svdvals, eigvalsh, matrix_rank and matrix_norm(2 / -2 / 'nuc') through the real
-block form (vyre/array/_linalg_complex.py), eigh from the block form's eigenvectors, det, slogdet,
+block form (vyre/array/_linalg_complex.py), eigh and svd from the block form's vectors, det, slogdet,
 cholesky and qr on the complex kernels, against numpy's
 LAPACK: complex64 within 2e-5 (relative to the
 largest entry of the result), complex128 within 1e-12, batched, mixed real/complex operands, Hermitian
-input read from its lower triangle only, rank-deficient matrices; the functions that stay real only
-raise UnsupportedDTypeError before any work."""
+input read from its lower triangle only, rank-deficient matrices; shape errors before any work."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import pytest
 
 import vyre
 from vyre import array_api as xp
-from vyre.errors import InvalidArgumentError, UnsupportedDTypeError
+from vyre.errors import InvalidArgumentError
 
 L = xp.linalg
 RNG = np.random.default_rng(11)
@@ -150,12 +149,33 @@ def test_eigh(dev):
             _close(xp.asarray(w), np.linalg.eigvalsh(h), 10 * tol)
 
 
-def test_errors_and_the_real_only_functions(dev):
-    a = xp.asarray(_c(3, 3, dt="complex64"))
+def test_svd(dev):
+    """The block form's one-sided Jacobi, its right vectors kept as V, U from the complex QR of A V: tall,
+    wide, square and rank-deficient, both full_matrices; reconstruction, unitarity, numpy's values."""
+    for dt, tol in _dtypes(dev):
+        for shape in [(3, 6, 4), (4, 7), (2, 5, 5)]:
+            a = _c(*shape, dt=dt)
+            if shape == (2, 5, 5):
+                a[..., 3] = a[..., 0] * 2j  # rank 4
+            for full in (True, False):
+                u, s, vh = L.svd(xp.asarray(a), full_matrices=full)
+                assert u.dtype == vh.dtype == getattr(xp, dt) and s.dtype == (xp.float32 if dt == "complex64"
+                                                                              else xp.float64)
+                u, s, vh = np.asarray(u), np.asarray(s), np.asarray(vh)
+                m, n = shape[-2:]
+                assert u.shape[-2:] == ((m, m) if full else (m, min(m, n)))
+                assert vh.shape[-2:] == ((n, n) if full else (min(m, n), n))
+                k = s.shape[-1]
+                _close(xp.asarray((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]), a, 2 * tol)
+                for g in (np.conj(np.swapaxes(u, -1, -2)) @ u, vh @ np.conj(np.swapaxes(vh, -1, -2))):
+                    _close(xp.asarray(g), np.broadcast_to(np.eye(g.shape[-1]), g.shape), tol)
+                _close(xp.asarray(s), np.linalg.svd(a, compute_uv=False), 2 * tol)
+
+
+def test_errors(dev):
     with pytest.raises(InvalidArgumentError, match="square"):
         L.inv(xp.asarray(_c(3, 4, dt="complex64")))
     with pytest.raises(InvalidArgumentError, match="does not match"):
-        L.solve(a, xp.asarray(_c(4, dt="complex64")))
-    for fn in (L.svd,):
-        with pytest.raises(UnsupportedDTypeError, match="real only"):
-            fn(a)
+        L.solve(xp.asarray(_c(3, 3, dt="complex64")), xp.asarray(_c(4, dt="complex64")))
+    with pytest.raises(InvalidArgumentError, match="columns"):  # the block form doubles them
+        L.svd(xp.zeros((900, 900), dtype=xp.complex64))

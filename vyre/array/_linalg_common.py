@@ -34,10 +34,9 @@ def matrices(x: Any, what: str, *, square: bool = False) -> Array:
     if x.dtype == D.bool:
         raise ArgumentTypeError(f"{what}: needs a numeric array, got bool", fix="convert with astype(x, float32)")
     if x.dtype.kind == "c":
-        raise UnsupportedDTypeError(f"{what}: complex matrices are not supported (solve, inv, pinv, det, "
-                                    "slogdet, cholesky, qr, eigh, eigvalsh, svdvals, matrix_rank and matrix_norm "
-                                    "take them; svd with vectors is real only)",
-                                    fix="decompose a real matrix (e.g. the real block form [[A, -B], [B, A]])")
+        raise UnsupportedDTypeError(f"{what}: complex matrices are not supported here (the complex forms of the "
+                                    "decompositions are vyre/array/_linalg_complex.py's)",
+                                    fix="pass a real matrix (e.g. the real block form [[A, -B], [B, A]])")
     return x
 
 

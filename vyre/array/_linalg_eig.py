@@ -30,14 +30,15 @@ from ..errors import ArgumentTypeError, InvalidArgumentError
 from . import _dtypes as D
 from . import _linalg_complex as LC
 from ._array import Array
-from ._complex import real
+from ._complex import conj, real
 from ._creation import ones, tril, triu, zeros
 from ._elementwise import greater, less
 from ._indexing import take_along_axis
+from ._kernels import dtypes as KD
 from ._kernels.linalg_eigh_complex import select_steps
 from ._kernels.linalg_jacobi import eigh_steps, max_columns, sort_steps, svd_steps
 from ._linalg_common import batch_count, compute_dtype, ir, matrices, result, scratch, work
-from ._linalg_qr import factor
+from ._linalg_qr import factor, qr
 from ._manipulation import concat
 from ._searching import where
 from ._statistical import max as _max
@@ -110,20 +111,8 @@ def _eigh_complex(x: Array) -> EighResult:
                                                                                device=a.device))
     keys, vs = _eigh(LC.hermitian_embed(x), "eigh", True)
     assert vs is not None
-    w, p, hw = work(vs, rt)
-    q, hq = scratch(x.shape, x.dtype, a.device)
-    coef, hc = scratch((*batch, 2 * n), rt, a.device)
-    sel, hs = scratch((*batch, n), D.uint32, a.device)
-    cnt, hn = scratch(batch or (1,), D.uint32, a.device)
-    select_steps(p, ir(rt), batch_count(x.shape), n, hw, hq, hc, hs, hn)
-    p.done.extend((w, coef))  # alive until the steps ran
-    kept = np.frombuffer(np.ascontiguousarray(p.run([hn])[0]).tobytes(), np.uint32)
-    if (kept < n).any():  # rounding defeated the selection's argument: say so rather than return a partial basis
-        from ._linalg_solve import LinAlgError  # why: a sibling module; imported where it is raised
-
-        raise LinAlgError(f"eigh: matrix {int((kept < n).nonzero()[0][0])} of the batch: the eigenvectors could "
-                          "not be separated from the real block form's", fix="pass a Hermitian matrix (finite)")
-    return EighResult(take_along_axis(keys, D.astype(sel, D.int32)), q)
+    q, sel = _keep_basis(vs, n, "eigh")
+    return EighResult(take_along_axis(keys, sel), q)
 
 
 def eigvalsh(x: Array, /) -> Array:
@@ -167,6 +156,63 @@ def _svd_tall(a: Array, dt: Any, vectors: bool, qc: int) -> tuple[Array | None, 
     return u, s, vs
 
 
+def _keep_basis(vs: Array, n: int, what: str) -> tuple[Array, Array]:
+    """A's n vectors kept out of the 2n columns of ``vs`` (an orthogonal matrix of E(A)'s, J-paired), and the
+    column each came from (vyre/array/_kernels/linalg_eigh_complex.py)."""
+    batch, rt = vs.shape[:-2], vs.dtype
+    w, p, hw = work(vs, rt)
+    q, hq = scratch((*batch, n, n), KD.complex_of(rt), vs.device)
+    coef, hc = scratch((*batch, 2 * n), rt, vs.device)
+    sel, hs = scratch((*batch, n), D.uint32, vs.device)
+    cnt, hn = scratch(batch or (1,), D.uint32, vs.device)
+    select_steps(p, ir(rt), batch_count(vs.shape), n, hw, hq, hc, hs, hn)
+    p.done.extend((w, coef))  # alive until the steps ran
+    kept = np.frombuffer(np.ascontiguousarray(p.run([hn])[0]).tobytes(), np.uint32)
+    if (kept < n).any():  # rounding defeated the selection's argument: say so rather than return a partial basis
+        from ._linalg_solve import LinAlgError  # why: a sibling module; imported where it is raised
+
+        raise LinAlgError(f"{what}: matrix {int((kept < n).nonzero()[0][0])} of the batch: the vectors could not "
+                          "be separated from the real block form's", fix="pass finite values")
+    return q, D.astype(sel, D.int32)
+
+
+def _svd_complex(x: Array, full: bool) -> SVDResult:
+    """The real one-sided Jacobi of E(A) (A = x, or x^H when wide: tall), its right vectors kept as A's V
+    (:func:`_keep_basis`), then U from the complex QR of A V (its columns orthogonal, R's diagonal the
+    singular values up to sign), completed for full matrices."""
+    from ._linalg import matmul  # why: _linalg's matrix_norm imports this module on use
+
+    m, n = x.shape[-2:]
+    tall = m >= n
+    a = x if tall else conj(x).mT
+    mm, nn = a.shape[-2:]
+    batch = a.shape[:-2]
+    e = LC.embed(a)
+    rt = e.dtype
+    nb, ty = batch_count(a.shape), ir(rt)
+    w, p, hw = work(e, rt)
+    v, hv = scratch((*batch, 2 * nn, 2 * nn), rt, a.device)
+    svd_steps(p, ty, nb, 2 * mm, 2 * nn, hw, hv)
+    kt, hk = scratch((*batch, 2 * nn), rt, a.device)
+    s2, hs = scratch((*batch, 2 * nn), rt, a.device)
+    vs, hvs = scratch((*batch, 2 * nn, 2 * nn), rt, a.device)
+    sort_steps(p, ty, nb, 2 * mm, 2 * nn, True, hw, hk, hs, [(2 * nn, hv, hvs)])
+    p.done.extend((w, v, kt))
+    p.run()
+    vc, sel = _keep_basis(vs, nn, "svd")
+    s = take_along_axis(s2, sel)
+    qc = mm if full else nn
+    q, r = qr(matmul(a, vc), mode="complete" if full else "reduced")
+    d = real(reshape(r, (*batch, r.shape[-2] * nn))[..., : nn * (nn + 1) : nn + 1])  # R's (real) diagonal
+    sgn = where(less(d, 0.0), -1.0, 1.0)
+    if qc > nn:
+        sgn = concat([sgn, ones((*batch, qc - nn), dtype=rt, device=a.device)], axis=-1)
+    u = q * reshape(sgn, (*batch, 1, qc))
+    if tall:
+        return SVDResult(u, s, conj(vc).mT)
+    return SVDResult(vc, s, conj(u).mT)
+
+
 def _check_svd(x: Any, what: str) -> tuple[Array, Any, int, int]:
     a = matrices(x, what)
     m, n = a.shape[-2:]
@@ -178,9 +224,12 @@ def _check_svd(x: Any, what: str) -> tuple[Array, Any, int, int]:
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """U, S (descending), Vh with x = U diag(S) Vh for each matrix (..., M, N), K = min(M, N):
     full_matrices=True: U (..., M, M), Vh (..., N, N); False: U (..., M, K), Vh (..., K, N)."""
-    a, dt, m, n = _check_svd(x, "svd")
+    a, dt, m, n = _check_svd(real(x) if _complex(x) else x, "svd")
     if not isinstance(full_matrices, bool):
         raise ArgumentTypeError(f"svd: full_matrices must be a bool, got {full_matrices!r}", fix="True or False")
+    if _complex(x) and x.size:
+        _columns(2 * min(m, n), dt, "svd", False)  # the real block form's columns
+        return _svd_complex(x, full_matrices)
     k = min(m, n)
     batch = a.shape[:-2]
     if a.size == 0:
