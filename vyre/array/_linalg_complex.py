@@ -10,9 +10,9 @@ float64 for complex128, with their accuracy, at 8x the flops of a complex kernel
 
 Not through E: det / slogdet (det E(A) = |det A|^2 loses the phase) and cholesky (E's factor is not E of
 one) run complex kernels instead (vyre/array/_kernels/linalg_lu_complex.py: :func:`lu_diagonal`,
-:func:`cholesky_factor`), as qr does (_linalg_qr.py). E's eigenvectors give A's, each eigenspace twice
-over: eigh keeps a basis of them (vyre/array/_kernels/linalg_eigh_complex.py). svd with vectors raises
-UnsupportedDTypeError for complex input (vyre/array/_linalg_common.py).
+:func:`cholesky_factor`), as qr does (_linalg_qr.py). E's eigenvectors (right singular vectors) give
+A's, each eigenspace twice over: eigh and svd keep a basis of them (vyre/array/_kernels/
+linalg_eigh_complex.py; svd's U then from the complex QR of A V, vyre/array/_linalg_eig.py).
 """
 
 from __future__ import annotations
