@@ -10,10 +10,11 @@ of two as radix-4/2 FFTs in workgroup memory (four-step beyond 2048 points, up t
 time, moved last (a lazy view the transform's input kernel reads). Accuracy: f32 FFTs, an absolute error
 of about ``8 u (log2 n + 2) sqrt(n)`` times the input's magnitude (u = 2^-24; vyre/ops/fft/_io.py).
 
-dtypes: complex64 in, complex64 out (real float32, float16, integer and bool input of ``fft``/``ifft``/
-``fftn``/``ifftn``/``irfft``/``hfft`` is converted to complex64 first; ``rfft``/``ihfft`` take real input:
-complex is a TypeError); float64 and complex128 raise UnsupportedDTypeError (the pipelines are f32 only:
-computing them in f32 would narrow silently). ``fftfreq``/``rfftfreq`` give
+dtypes: complex64 in, complex64 out (real float32, float16, 32-bit integer and bool input of ``fft``/
+``ifft``/``fftn``/``ifftn``/``irfft``/``hfft`` is converted to complex64 first; ``rfft``/``ihfft`` take real
+input: complex is a TypeError); float64, complex128 and 64-bit integer input is transformed in float64 to
+complex128 (float64 for irfft/hfft) by array operations in f64 (vyre/array/_fft64.py; the pipelines are
+f32 only, and nothing is narrowed): where the device has shader-f64. ``fftfreq``/``rfftfreq`` give
 float32 (or the requested real floating dtype).
 """
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..errors import ArgumentTypeError, InvalidArgumentError, UnsupportedDTypeError
 from . import _dtypes as D
+from . import _fft64 as F64
 from ._array import Array
 from ._complex import conj
 from ._creation import asarray, zeros
@@ -44,23 +46,33 @@ def _array(x: Any, what: str) -> Array:
     if not isinstance(x, Array):
         raise ArgumentTypeError(f"{what}: x must be a vyre array, not {type(x).__name__}",
                                 fix="convert with vyre.array.asarray first")
-    if x.dtype in (KD.float64, KD.int64, KD.uint64, KD.complex128):
-        raise UnsupportedDTypeError(f"{what}: {x.dtype} input: the FFT pipelines compute in f32 (there is no "
-                                    "f64 plan), and a complex128 result computed in f32 would be narrowed silently",
-                                    fix="astype(float32) (or complex64) first, or transform on the host")
     return x
+
+
+def _wide(x: Array) -> bool:
+    """64-bit input: transformed in float64 (vyre/array/_fft64.py), never narrowed to the f32 pipelines."""
+    return x.dtype in (KD.float64, KD.int64, KD.uint64, KD.complex128)
 
 
 def _complex_in(x: Any, what: str) -> Array:
     x = _array(x, what)
-    return x if x.dtype == KD.complex64 else D.astype(x, KD.complex64)
+    dt = KD.complex128 if _wide(x) else KD.complex64
+    return x if x.dtype == dt else D.astype(x, dt)
 
 
 def _real_in(x: Any, what: str) -> Array:
     x = _array(x, what)
     if KD.is_complex(x.dtype):
         raise ArgumentTypeError(f"{what} takes real input, got {x.dtype}", fix="use fft for complex input")
-    return x if x.dtype == KD.float32 else D.astype(x, KD.float32)
+    dt = KD.float64 if _wide(x) else KD.float32
+    return x if x.dtype == dt else D.astype(x, dt)
+
+
+def _last(kind: str, v: Array, n: int) -> Array:
+    """The transform of the last axis: the f32 pipelines, or float64 array operations for 64-bit input."""
+    if v.dtype in (KD.complex128, KD.float64):
+        return F64.last_axis(kind, v, n)
+    return last_axis(kind, v, n)
 
 
 def _norm(norm: Any, what: str) -> str:
@@ -124,8 +136,8 @@ def _c2c(x: Array, n: int | None, axis: int, norm: str, inverse: bool, what: str
     def run(v: Array) -> Array:
         v = _resize(v, m)
         if v.size == 0:
-            return zeros(v.shape, dtype=KD.complex64, device=v.device)
-        y = last_axis("ifft" if inverse else "fft", v, m)
+            return zeros(v.shape, dtype=v.dtype, device=v.device)
+        y = _last("ifft" if inverse else "fft", v, m)
         # the pipeline scales ifft by 1/m ("backward"); the other norms rescale
         factor = {"backward": 1.0, "ortho": math.sqrt(m) if inverse else 1.0 / math.sqrt(m),
                   "forward": float(m) if inverse else 1.0 / m}[norm]
@@ -151,8 +163,8 @@ def _rfft(x: Array, n: int | None, axis: int, norm: str, what: str) -> Array:
     def run(v: Array) -> Array:
         v = _resize(v, m)
         if v.size == 0:
-            return zeros((*v.shape[:-1], m // 2 + 1), dtype=KD.complex64, device=v.device)
-        y = last_axis("rfft", v, m)
+            return zeros((*v.shape[:-1], m // 2 + 1), dtype=KD.complex_of(v.dtype), device=v.device)
+        y = _last("rfft", v, m)
         return _scale(y, {"backward": 1.0, "ortho": 1.0 / math.sqrt(m), "forward": 1.0 / m}[norm])
     return _along(x, ax, run)
 
@@ -165,19 +177,21 @@ def _irfft(x: Array, n: int | None, axis: int, norm: str, what: str) -> Array:
     def run(v: Array) -> Array:
         v = _resize(v, m // 2 + 1)  # the bins the n outputs need (numpy crops or zero-pads them)
         if v.size == 0:
-            return zeros((*v.shape[:-1], m), dtype=KD.float32, device=v.device)
-        y = last_axis("irfft", v, m)
+            return zeros((*v.shape[:-1], m), dtype=KD.real_of(v.dtype), device=v.device)
+        y = _last("irfft", v, m)
         return _scale(y, {"backward": 1.0, "ortho": math.sqrt(m), "forward": float(m)}[norm])
     return _along(x, ax, run)
 
 
 def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
-    """The FFT of real input along ``axis``: the ``n // 2 + 1`` non-negative frequency bins (complex64)."""
+    """The FFT of real input along ``axis``: the ``n // 2 + 1`` non-negative frequency bins (complex64;
+    complex128 for float64 input)."""
     return _rfft(_real_in(x, "rfft"), n, axis, _norm(norm, "rfft"), "rfft")
 
 
 def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
-    """The inverse of :func:`rfft`: ``n`` real values (default ``2 * (m - 1)`` for m bins; float32). The
+    """The inverse of :func:`rfft`: ``n`` real values (default ``2 * (m - 1)`` for m bins; float32, float64 for
+    complex128 input). The
     imaginary parts of bin 0 (and of bin n/2 for even n) are ignored, as numpy does."""
     return _irfft(_complex_in(x, "irfft"), n, axis, _norm(norm, "irfft"), "irfft")
 
@@ -222,26 +236,26 @@ def _shape_axes(x: Array, s: Any, axes: Any, what: str) -> tuple[list[int | None
     return lengths, ax
 
 
+def _c2c_n(x: Array, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str, inverse: bool,
+           what: str) -> Array:
+    y = _complex_in(x, what)
+    nm = _norm(norm, what)
+    lengths, ax = _shape_axes(y, s, axes, what)
+    for n, a in reversed(list(zip(lengths, ax))):
+        y = _c2c(y, n, a, nm, inverse, what)
+    return y
+
+
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: str = "backward") -> Array:
     """The n-dimensional FFT over ``axes`` (one axis at a time; ``s``: their lengths)."""
-    y = _complex_in(x, "fftn")
-    nm = _norm(norm, "fftn")
-    lengths, ax = _shape_axes(y, s, axes, "fftn")
-    for n, a in reversed(list(zip(lengths, ax))):
-        y = _c2c(y, n, a, nm, False, "fftn")
-    return y
+    return _c2c_n(x, s, axes, norm, False, "fftn")
 
 
 def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward") -> Array:
     """The inverse of :func:`fftn`."""
-    y = _complex_in(x, "ifftn")
-    nm = _norm(norm, "ifftn")
-    lengths, ax = _shape_axes(y, s, axes, "ifftn")
-    for n, a in reversed(list(zip(lengths, ax))):
-        y = _c2c(y, n, a, nm, True, "ifftn")
-    return y
+    return _c2c_n(x, s, axes, norm, True, "ifftn")
 
 
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
