@@ -1,5 +1,5 @@
-"""wgpu-py's private internals live in vyre/backends/wgpu/native.py (and native_map.py, which only native.py
-reaches) alone, behind one version gate;
+"""wgpu-py's private internals live in vyre/backends/wgpu/native.py (and native_map.py, native_record.py and
+native_bind.py, which only native.py reaches) alone, behind one version gate;
 with the gate closed (an unknown wgpu-py, or VYRE_WGPU_NATIVE=0) the backend runs on the public API."""
 
 from __future__ import annotations
@@ -14,17 +14,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 INTERNALS = re.compile(r"\b(_api|_ffi|_lib|_internal|_map_state|_mapped_status|_thread_event|_poll_wait"
                        r"|_experimental_get_mapped_range|_release_memoryviews)\b|wgpu_native")
+#: the gate, and the modules behind it (reached only through the gate)
+GATE = "native.py"
+BEHIND_GATE = ("native_map.py", "native_record.py", "native_bind.py")
+WGPU = ROOT / "vyre" / "backends" / "wgpu"
 
 
 def test_no_module_but_native_mentions_wgpu_internals():
     offenders = []
     for path in sorted((ROOT / "vyre").rglob("*.py")):
-        if path.name in ("native.py", "native_map.py") and path.parent.name == "wgpu":
+        if path.parent == WGPU and path.name in (GATE, *BEHIND_GATE):
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if INTERNALS.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
-    assert not offenders, "wgpu-py internals outside native.py / native_map.py:\n" + "\n".join(offenders)
+    assert not offenders, f"wgpu-py internals outside {GATE} / {' / '.join(BEHIND_GATE)}:\n" + "\n".join(offenders)
+
+
+def test_the_modules_behind_the_gate_are_imported_by_the_gate_alone():
+    """native_map / native_record / native_bind are reached only through native.py (its gate covers them)."""
+    names = "|".join(re.escape(n[:-3]) for n in BEHIND_GATE)
+    imports = re.compile(rf"^\s*(from\s+\S*\b({names})\b\s+import|import\s+\S*\b({names})\b)|"
+                         rf"^\s*from\s+\S*\s+import\s+.*\b({names})\b", re.M)
+    offenders = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "vyre").rglob("*.py"))
+                 if not (path.parent == WGPU and path.name == GATE) and imports.search(path.read_text())]
+    assert not offenders, f"modules behind {GATE}'s gate imported elsewhere: {offenders}"
+    for name in BEHIND_GATE:
+        assert (WGPU / name).exists(), name
 
 
 def test_the_gate_names_the_known_version_and_the_switch(monkeypatch):

@@ -1,5 +1,5 @@
-"""With vyre/backends/wgpu/native_map.py, the only module that touches wgpu-py's private internals:
-wgpu-native's C entry points for the hot path.
+"""With the native_*.py modules beside it (reached only through it), the only module that touches wgpu-py's
+private internals: wgpu-native's C entry points for the hot path.
 
 Behind one version gate (:func:`native_driver`): wgpu-py :data:`KNOWN_WGPU` with the
 ``wgpu_native`` backend, plain (unpatched) device, queue and buffer objects, and
@@ -26,24 +26,28 @@ per map and wakes the device's poll thread (a thread hand-off per readback).
   finishes within it, and spinning skips the sleep/wake-up of a blocking wait: 154 -> 114 µs
   for a small round trip on lavapipe), then blocking polls. The buffer's wgpu-py state is set
   exactly as wgpu-py's own map handler sets it, so wgpu-py's methods keep working on it.
+* :class:`~.native_record.NativeRecorder` (native_record.py): a command encoder recorded by direct calls.
+* :class:`~.native_bind.NativeBindGroups` (native_bind.py, ``NativeCalls.bind_group``): a bind group by one
+  direct call instead of wgpu-py's checked descriptor structs (the eager path's largest host cost).
 
-These two modules are the only places these internals may appear (a test fails when another module
-mentions them).
+This module and those three are the only places these internals may appear (a test fails when another
+module mentions them, or when another module imports the three).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
+from .native_bind import NativeBindGroups
 from .native_map import NativeMapper, PendingMap, _spin_default  # noqa: F401 - re-exported
+from .native_record import NativeRecorder
 from .types import CData, GPUBuffer, GPUDevice, GPUQuerySet, GPUQueue
-from .work import Dispatch, Encoded
 
 #: wgpu-py versions whose internals this module was written against (checked by :func:`native_driver`).
 KNOWN_WGPU = ("0.32.0",)
@@ -133,9 +137,8 @@ class NativeCalls:
         self.release_encoder = lib.wgpuCommandEncoderRelease
         self.release_commands = lib.wgpuCommandBufferRelease
         self.from_buffer = ffi.from_buffer
-        self.create_bind_group = lib.wgpuDeviceCreateBindGroup
-        self.bind_group_type = _api.GPUBindGroup
-        self._create_bind_group_method = _api.GPUDevice.create_bind_group
+        #: ``bind_group(device, layout, entries, label)``: a bind group by one direct call (native_bind.py)
+        self.bind_group = NativeBindGroups(self, _api, lib)
         self._labels: dict[str, tuple[CData, CData, CData, CData]] = {}
         # smoke test: the struct types exist with the fields used below
         self.descriptors("vyre")
@@ -166,31 +169,6 @@ class NativeCalls:
         """Inside ``checked()``: no error reported so far (peeks at wgpu-py's error slot of this thread)."""
         stack = self._handler._get_proxy_stack()
         return not stack or stack[-1].message is None
-
-    # ---- bind groups -----------------------------------------------------------------------
-    def bind_group(self, device: GPUDevice, layout: Any, entries: Sequence[tuple[int, GPUBuffer, int]],
-                   label: str) -> Any:
-        """A bind group of ``layout`` over ``entries`` ((binding, buffer, size), offsets 0) made by one direct
-        call, as a wgpu-py GPUBindGroup (it releases the handle when collected); None where ``device`` is not a
-        plain wgpu-native device with wgpu-py's own ``create_bind_group`` (a patched one sees every call).
-        wgpu-py builds its descriptor through checked structs: ~90 µs per group on lavapipe's host, the largest
-        cost of an eager training step (564 groups per transformer step on the H200)."""
-        dt = type(device)
-        if dt is not self.device_type or dt.create_bind_group is not self._create_bind_group_method \
-                or not device._internal:
-            return None
-        ffi = self.ffi
-        arr = ffi.new("WGPUBindGroupEntry[]", len(entries))  # zeroed: no sampler, no texture view
-        for e, (binding, buf, size) in zip(arr, entries):
-            e.binding, e.buffer, e.offset, e.size = binding, buf._internal, 0, size
-        text = label.encode()
-        name = ffi.new("char[]", text)
-        desc = ffi.new("WGPUBindGroupDescriptor *")
-        desc.label.data, desc.label.length = name, len(text)
-        desc.layout, desc.entryCount, desc.entries = layout._internal, len(entries), arr
-        with self.checked():
-            handle = self.create_bind_group(device._internal, desc)
-        return self.bind_group_type(label, handle, device)
 
     # ---- misc ------------------------------------------------------------------------------
     def descriptors(self, label: str) -> tuple[CData, CData, CData, CData]:
@@ -288,104 +266,6 @@ def native_driver(device: GPUDevice, queue: GPUQueue, spin_s: float | None = Non
     if nat is None or not nat.usable(device, queue):
         return None
     return NativeDriver(nat, device, queue, spin_s)
-
-
-class NativeRecorder:
-    """A command encoder being recorded through wgpu-native (created inside a ``checked()`` region)."""
-
-    __slots__ = ("_nat", "_h", "_desc", "_label")
-
-    def __init__(self, nat: NativeCalls, device: GPUDevice, label: str) -> None:
-        self._nat = nat
-        self._label = label
-        self._desc = nat.descriptors(label)
-        self._h: CData = None
-        self._h = nat.create_encoder(device._internal, self._desc[0])
-
-    def clear(self, buffer: GPUBuffer, offset: int, size: int) -> None:
-        self._nat.clear(self._h, buffer._internal, offset, size)
-
-    def copy(self, src: GPUBuffer, src_offset: int, dst: GPUBuffer, dst_offset: int, size: int) -> None:
-        self._nat.copy(self._h, src._internal, src_offset, dst._internal, dst_offset, size)
-
-    def resolve(self, query_set: GPUQuerySet, count: int, dst: GPUBuffer, offset: int) -> None:
-        self._nat.resolve(self._h, query_set._internal, 0, count, dst._internal, offset)
-
-    def compute_pass(self, dispatches: Iterable[Dispatch], timer: tuple[GPUQuerySet, bool, bool] | None = None) -> int:
-        """One compute pass over ``dispatches`` (work.Dispatch); ``timer``: (query_set, begin, end) timestamps.
-        set_pipeline / set_bind_group only when they change. Returns the number of dispatches recorded."""
-        nat = self._nat
-        keep: tuple[CData, CData] | None = None
-        if timer is None:
-            desc = self._desc[1]
-        else:
-            desc, keep = nat.timed_pass_descriptor(self._label, *timer)
-        cpass = nat.begin_pass(self._h, desc)
-        del keep
-        if type(dispatches) is Encoded:
-            try:
-                calls = dispatches.calls
-                if calls is None or calls[0] is not nat:
-                    calls = dispatches.calls = (nat, *self._flat(dispatches.dispatches))
-                for i in range(1, len(calls), 2):
-                    calls[i](cpass, *calls[i + 1])
-                nat.end_pass(cpass)
-            finally:
-                nat.release_pass(cpass)
-            return sum(1 for d in dispatches.dispatches if d.total)
-        set_pipeline, set_bind_group, dispatch, null = nat.set_pipeline, nat.set_bind_group, nat.dispatch, nat.null
-        n, pipeline = 0, None
-        bound: list[Any] = []
-        try:
-            for d in dispatches:
-                if not d.total:
-                    continue
-                if d.pipeline is not pipeline:
-                    pipeline = d.pipeline
-                    set_pipeline(cpass, pipeline._internal)
-                    bound = [None] * len(d.bind_groups)
-                for g, bg in enumerate(d.bind_groups):
-                    if bound[g] is not bg:
-                        set_bind_group(cpass, g, bg._internal, 0, null)
-                        bound[g] = bg
-                x, y, z = d.workgroups
-                dispatch(cpass, x, y, z)
-                n += 1
-            nat.end_pass(cpass)
-        finally:
-            nat.release_pass(cpass)
-        return n
-
-    def _flat(self, dispatches: Iterable[Dispatch]) -> list[Any]:
-        """(entry point, arguments) pairs flattened, for dispatches encoded many times (work.Encoded): the
-        same calls :meth:`compute_pass` makes, with redundant set_pipeline / set_bind_group left out. The
-        Dispatch objects (kept by the Encoded) keep the pipelines and bind groups alive."""
-        nat = self._nat
-        out: list[Any] = []
-        pipeline = None
-        bound: list[Any] = []
-        for d in dispatches:
-            if not d.total:
-                continue
-            if d.pipeline is not pipeline:
-                pipeline = d.pipeline
-                out += (nat.set_pipeline, (pipeline._internal,))
-                bound = [None] * len(d.bind_groups)
-            for g, bg in enumerate(d.bind_groups):
-                if bound[g] is not bg:
-                    out += (nat.set_bind_group, (g, bg._internal, 0, nat.null))
-                    bound[g] = bg
-            out += (nat.dispatch, tuple(d.workgroups))
-        return out
-
-    def finish(self) -> CData:
-        """The finished command buffer handle (submit it with :meth:`NativeDriver.submit`)."""
-        return self._nat.finish(self._h, self._desc[2])
-
-    def release(self) -> None:
-        h, self._h = self._h, None
-        if h is not None:
-            self._nat.release_encoder(h)
 
 
 class NativeDriver:
