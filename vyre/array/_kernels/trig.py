@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import cache
+from types import ModuleType
 
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
@@ -154,30 +155,41 @@ def _parts(b: ProgramBuilder, x: Val) -> tuple[Val, Val, Val, Val]:
     return q, b.let(_sin_poly(b, r)), b.let(_cos_poly(b, r)), ax
 
 
-def _finish(b: ProgramBuilder, x: Val, ax: Val, r: Val) -> Val:
-    """``r``, NaN for an infinite or NaN ``x``, ``x`` itself where it is tiny (keeps -0 and subnormals)."""
-    r = b.select(ax < 2.0 ** -12, x, r)
-    return b.select(M.isfinite(b, x), r, M.nan(b))
+def from_quadrant(b: ProgramBuilder, fn: str, x: Val, parts: tuple[Val, Val, Val, Val], tiny: float,
+                  fm: ModuleType) -> Val:
+    """``fn`` ("sin", "cos" or "tan") of ``x`` from ``parts`` = (q, s, c, |x|): the quadrant ``q`` of ``|x|``
+    and the sine ``s`` and cosine ``c`` of its reduced argument (float32 here, float64 in trig64.py; ``fm``:
+    the module of that type's bit tests, float_math or float_math64: isfinite, signbit, nan). sin and
+    tan are odd: ``x``'s sign is applied, and ``x`` itself is the result where ``|x| < tiny`` (keeps -0 and
+    subnormals). NaN for an infinite or NaN ``x``."""
+    q, s, c, ax = parts
+    if fn == "cos":
+        v = b.select((q & 1) == 1, s, c)
+        v = b.select((q == 1) | (q == 2), -v, v)
+        return b.select(fm.isfinite(b, x), v, fm.nan(b))
+    if fn == "sin":
+        v = b.select((q & 1) == 1, c, s)
+        v = b.select(q >= 2, -v, v)
+    else:
+        v = b.select((q & 1) == 1, -c / s, s / c)
+    r = b.select(fm.signbit(b, x), -v, v)
+    r = b.select(ax < tiny, x, r)
+    return b.select(fm.isfinite(b, x), r, fm.nan(b))
+
+
+_TINY = 2.0 ** -12  # sin and tan of a smaller |x|: x itself
 
 
 def sin(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, c, s)
-    v = b.select(q >= 2, -v, v)
-    return _finish(b, x, ax, b.select(M.signbit(b, x), -v, v))
+    return from_quadrant(b, "sin", x, _parts(b, x), _TINY, M)
 
 
 def cos(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, s, c)
-    v = b.select((q == 1) | (q == 2), -v, v)
-    return b.select(M.isfinite(b, x), v, M.nan(b))
+    return from_quadrant(b, "cos", x, _parts(b, x), _TINY, M)
 
 
 def tan(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, -c / s, s / c)
-    return _finish(b, x, ax, b.select(M.signbit(b, x), -v, v))
+    return from_quadrant(b, "tan", x, _parts(b, x), _TINY, M)
 
 
-__all__ = ["sin", "cos", "tan", "reduce", "two_over_pi_words", "pi_fraction", "split"]
+__all__ = ["sin", "cos", "tan", "reduce", "two_over_pi_words", "pi_fraction", "split", "from_quadrant"]

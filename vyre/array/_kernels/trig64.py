@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...ir.builder import ProgramBuilder
 from ...ir.values import Val
 from . import float_math64 as M
-from .trig import pi_fraction, split, two_over_pi_words
+from .trig import from_quadrant, pi_fraction, split, two_over_pi_words
 
 F64 = "f64"
 _PIO2 = pi_fraction(300) / 2
@@ -158,29 +158,19 @@ def _parts(b: ProgramBuilder, x: Val) -> tuple[Val, Val, Val, Val]:
     return q, b.let(_sin_k(b, hi, lo)), b.let(_cos_k(b, hi, lo)), ax
 
 
-def _finish(b: ProgramBuilder, x: Val, ax: Val, r: Val) -> Val:
-    r = b.select(ax < 2.0 ** -27, x, r)  # keeps -0 and subnormals
-    return b.select(M.isfinite(b, x), r, M.nan(b))
+_TINY = 2.0 ** -27  # sin and tan of a smaller |x|: x itself
 
 
 def sin(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, c, s)
-    v = b.select(q >= 2, -v, v)
-    return _finish(b, x, ax, b.select(M.signbit(b, x), -v, v))
+    return from_quadrant(b, "sin", x, _parts(b, x), _TINY, M)
 
 
 def cos(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, s, c)
-    v = b.select((q == 1) | (q == 2), -v, v)
-    return b.select(M.isfinite(b, x), v, M.nan(b))
+    return from_quadrant(b, "cos", x, _parts(b, x), _TINY, M)
 
 
 def tan(b: ProgramBuilder, x: Val) -> Val:
-    q, s, c, ax = _parts(b, x)
-    v = b.select((q & 1) == 1, -c / s, s / c)
-    return _finish(b, x, ax, b.select(M.signbit(b, x), -v, v))
+    return from_quadrant(b, "tan", x, _parts(b, x), _TINY, M)
 
 
 __all__ = ["sin", "cos", "tan", "reduce"]
