@@ -63,6 +63,17 @@ def _wall(ctx: Context, fn: Callable[[], object], method: str, label: str | None
                    label=label)
 
 
+def _record(name: str, metric: str, params: dict, vyre: Outcome, **more) -> dict:
+    """A row's record (milliseconds per sort); ``more``: baselines and check."""
+    return record(bench=NAME, name=name, metric=metric, params=params, unit="ms", vyre=vyre, scale=1e3, **more)
+
+
+def _too_big(ctx: Context, name: str, metric: str, params: dict, nbytes: int) -> dict | None:
+    """The row's record with vyre missing when ``nbytes`` exceed one storage binding, else None."""
+    why = over_binding_limit(ctx.gpu, nbytes)
+    return _record(name, metric, params, Outcome.missing(why)) if why else None
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32) if a.dtype == np.float32 else a
 
@@ -72,10 +83,8 @@ def array_row(ctx: Context, dtype: str, n: int) -> dict:
 
     name = f"sort {dtype} n=2^{n.bit_length() - 1}"
     params = {"n": n, "dtype": dtype, "api": "vyre.array.sort"}
-    why = over_binding_limit(ctx.gpu, 8 * n)
-    if why:
-        return record(bench=NAME, name=name, metric="sort.array", params=params, unit="ms",
-                      vyre=Outcome.missing(why), scale=1e3)
+    if (skipped := _too_big(ctx, name, "sort.array", params, 8 * n)) is not None:
+        return skipped
     host = _data(ctx, dtype, n)
     gpu = ctx.gpu
     with xp.use(gpu):
@@ -114,17 +123,14 @@ def array_row(ctx: Context, dtype: str, n: int) -> dict:
         base["cupy"] = _wall(ctx, c_run, "wall clock: cp.sort + synchronize")
         del c
     ctx.release()
-    return record(bench=NAME, name=name, metric="sort.array", params=params, unit="ms", vyre=vy,
-                  baselines=base, scale=1e3, check=check)
+    return _record(name, "sort.array", params, vy, baselines=base, check=check)
 
 
 def radix_row(ctx: Context, dtype: str, n: int) -> dict:
     name = f"sort.radix keys of {dtype} n=2^{n.bit_length() - 1}"
     params = {"n": n, "dtype": dtype, "op": "sort.radix"}
-    why = over_binding_limit(ctx.gpu, 4 * n)
-    if why:
-        return record(bench=NAME, name=name, metric="sort.radix", params=params, unit="ms",
-                      vyre=Outcome.missing(why), scale=1e3)
+    if (skipped := _too_big(ctx, name, "sort.radix", params, 4 * n)) is not None:
+        return skipped
     host = _data(ctx, dtype, n)
     keys = order_keys(host)
     op = ResidentOp(ctx.gpu, "sort.radix", {"n": n}, [keys])
@@ -154,8 +160,7 @@ def radix_row(ctx: Context, dtype: str, n: int) -> dict:
         base["torch"].label = f"torch.sort of the {dtype} values (values + int64 indices), CUDA events"
     base["cupy"] = ctx.cupy(make_cupy, max_k=200)
     ctx.release()
-    return record(bench=NAME, name=name, metric="sort.radix", params=params, unit="ms", vyre=vy,
-                  baselines=base, scale=1e3, check=check)
+    return _record(name, "sort.radix", params, vy, baselines=base, check=check)
 
 
 def run(ctx: Context):
