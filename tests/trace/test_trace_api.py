@@ -8,6 +8,7 @@ import gc
 
 import numpy as np
 import pytest
+from threaded import run_in_threads
 
 import vyre
 import vyre.array as xp
@@ -207,25 +208,14 @@ def test_clear_frees_the_trace_buffers(xb):
 
 
 def test_threads_share_a_compiled_function(gpu):
-    import threading
-
     with vyre.use(gpu):
         f = vyre.compile(lambda x: xp.tanh(x) * 2 + xp.sum(x))
         xs = [_x(64, k) for k in range(8)]
         want = [np.asarray(xp.tanh(x) * 2 + xp.sum(x)) for x in xs]
-        errors: list[BaseException] = []
 
         def work(k):
-            try:
-                for _ in range(5):
-                    np.testing.assert_array_equal(np.asarray(f(xs[k])), want[k])
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
+            for _ in range(5):
+                np.testing.assert_array_equal(np.asarray(f(xs[k])), want[k])
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        run_in_threads(work, 8)
         assert f.replays + f.traces == 40 and 1 <= f.traces <= 8

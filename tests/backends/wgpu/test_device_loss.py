@@ -1,19 +1,17 @@
 """Device loss and recovery for resident handles, sequences, async dispatches and run_pipeline.
 
-Uses its own backend (not the session's), since it destroys the device."""
+Uses its own backend (not the session's), since it destroys the device: the ``backend`` fixture of
+tests/backends/wgpu/conftest.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import vyre
-from vyre.errors import BackendError, DeviceLostError, DispatchError, NoAdapterError
+from vyre.errors import BackendError, DeviceLostError, DispatchError
 from vyre.ir.builder import ProgramBuilder
 from vyre.ir.types import DataType
 from vyre.ops.pipeline import BufferSpec, Pipeline, Step
-
-from gpu_policy import skip_or_fail
 
 U32 = np.uint32
 
@@ -30,16 +28,6 @@ def _mul3():
 MUL3 = _mul3()
 PIPE = Pipeline(name="loss_pipe", buffers={"x": BufferSpec(DataType.U32, 100)}, inputs=("x",), outputs=("x",),
                 steps=(Step(MUL3, ("x",)),) * 3)
-
-
-@pytest.fixture
-def backend(gpu):  # gpu: the session's skip/fail policy for a missing adapter
-    try:
-        b = vyre.WgpuBackend.acquire_adapter(gpu.adapter_index)
-    except NoAdapterError as exc:
-        skip_or_fail(f"no second device: {exc}")
-    yield b
-    b.shutdown()
 
 
 def _run(b, h, x):

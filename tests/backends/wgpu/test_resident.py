@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from threaded import run_in_threads
 
 import vyre
 from vyre.backends.config import DispatchConfig
@@ -325,28 +326,18 @@ def test_read_none_returns_empty_and_the_work_still_happens(gpu, handles):
 
 
 def test_threads_share_the_backend(gpu):
-    import threading
-
-    results, errors = {}, []
+    results = {}
 
     def work(k):
-        try:
-            h = gpu.allocate_resident(1024)
-            x = np.arange(256, dtype=U32) + U32(k)
-            gpu.upload_resident(h, x)
-            for _ in range(5):
-                (got,) = gpu.dispatch_resident_sequence([(MUL3, [h])] * 4, read=[h])
-            gpu.free_resident(h)
-            results[k] = got.view(U32)
-        except Exception as exc:  # reported below
-            errors.append(exc)
+        h = gpu.allocate_resident(1024)
+        x = np.arange(256, dtype=U32) + U32(k)
+        gpu.upload_resident(h, x)
+        for _ in range(5):
+            (got,) = gpu.dispatch_resident_sequence([(MUL3, [h])] * 4, read=[h])
+        gpu.free_resident(h)
+        results[k] = got.view(U32)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, 6)
     for k in range(6):
         want = np.arange(256, dtype=U32) + U32(k)
         for _ in range(20):

@@ -5,32 +5,18 @@ call, threads sharing a backend, a failure in the middle of a transfer, and devi
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from threaded import run_in_threads
 
-import vyre
 from vyre.backends.wgpu import chunked, hostcopy
-from vyre.errors import DeviceLostError, NoAdapterError, VyreError
-
-from gpu_policy import skip_or_fail
+from vyre.errors import DeviceLostError, VyreError
 
 KiB = 1 << 10
 
 
 @pytest.fixture
-def backend(gpu):  # its own device: one test loses it
-    try:
-        b = vyre.WgpuBackend.acquire_adapter(gpu.adapter_index)
-    except NoAdapterError as exc:
-        skip_or_fail(f"no second device: {exc}")
-    yield b
-    b.shutdown()
-
-
-@pytest.fixture
-def small_chunks(monkeypatch, backend):
+def small_chunks(monkeypatch, backend):  # backend: its own device (conftest.py): one test loses it
     """64 KiB chunks from 128 KiB on: a 1 MiB transfer is 16 chunks through the ring's 3 slots (chunking on
     also on a CPU adapter, where the backend leaves it off)."""
     monkeypatch.setattr(backend._executor, "chunked_transfers", True)
@@ -95,26 +81,17 @@ def test_several_uploads_in_one_call_and_offsets(backend, small_chunks):
 
 def test_threads_share_the_ring(backend, small_chunks):
     """Transfers from several threads (the backend lock orders them) never see each other's chunks."""
-    errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
-        try:
-            data = _data(512 * KiB + 4 * seed, seed)
-            h = backend.allocate_resident(data.nbytes)
-            for k in range(4):
-                d = np.roll(data, k)
-                backend.upload_resident(h, d)
-                assert np.array_equal(backend.download_resident(h), d)
-            backend.free_resident(h)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        data = _data(512 * KiB + 4 * seed, seed)
+        h = backend.allocate_resident(data.nbytes)
+        for k in range(4):
+            d = np.roll(data, k)
+            backend.upload_resident(h, d)
+            assert np.array_equal(backend.download_resident(h), d)
+        backend.free_resident(h)
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(worker, 4)
 
 
 def test_failure_mid_transfer_leaves_the_backend_usable(backend, small_chunks, monkeypatch):
