@@ -13,7 +13,7 @@ library's pipelines are f32; computing a complex128 transform there would narrow
   n/2's for even n, as numpy's).
 
 Accuracy against numpy's float64 FFT: about 1e-15 * log2(n) relative to the input's magnitude (Bluestein:
-a few times more); tested in tests/array/test_fft64.py.
+a few times more); tested in tests/array/test_array_fft64.py.
 """
 
 from __future__ import annotations
