@@ -7,7 +7,6 @@ trips, the n-dimensional ones, fftfreq in float64; 64-bit input is never narrowe
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -120,24 +119,8 @@ def test_fftfreq_float64(f64gpu):
     assert _err(xp.fft.rfftfreq(9, d=0.1, dtype=xp.float64), np.fft.rfftfreq(9, 0.1), "float64") == 0.0
 
 
-class _NoF64:
-    """The reference backend without shader-f64 (a device lacking it; int64 kept)."""
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def capabilities(self):
-        return dataclasses.replace(self._inner.capabilities(), f64=False)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-
-def test_without_shader_f64_is_a_typed_error(ref_backend, monkeypatch):
-    from vyre.array import _device
-
-    dev = _NoF64(ref_backend)
-    monkeypatch.setattr(_device, "check_backend", lambda d, what="device": d)
+def test_without_shader_f64_is_a_typed_error(no_f64):
+    dev = no_f64
     i = xp.asarray(np.arange(8, dtype=np.int64), device=dev)  # 64-bit input: transformed in f64 or not at all
     for f in (xp.fft.fft, xp.fft.ifft, xp.fft.rfft, xp.fft.irfft, xp.fft.hfft, xp.fft.ihfft, xp.fft.fftn,
               xp.fft.rfftn):

@@ -62,27 +62,9 @@ def test_round_trip_and_creation(xb):
     np.testing.assert_array_equal(np.asarray(xp.zeros_like(z)), np.zeros(Z.shape, np.complex64))
 
 
-class _NoF64:
-    """The reference backend without shader-f64 (a device lacking it)."""
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def capabilities(self):
-        import dataclasses
-
-        return dataclasses.replace(self._inner.capabilities(), f64=False)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-
-def test_complex128_needs_shader_f64(ref_backend, monkeypatch):
+def test_complex128_needs_shader_f64(ref_backend, no_f64):
     """complex128 is listed and made where the device has shader-f64, refused (naming it) elsewhere."""
-    from vyre.array import _device
-
-    dev = _NoF64(ref_backend)
-    monkeypatch.setattr(_device, "check_backend", lambda d, what="device": d)
+    dev = no_f64
     assert "complex128" not in xp.__array_namespace_info__().dtypes(device=dev)
     assert "complex128" in xp.__array_namespace_info__().dtypes(device=ref_backend)
     for make in (lambda: xp.asarray(np.zeros(3, np.complex128), device=dev),

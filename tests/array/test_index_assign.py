@@ -11,30 +11,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from moved_values import data, same
 
 import vyre
 from vyre import array_api as xp
 from vyre.errors import InvalidArgumentError
 
 DTYPES = ["bool", "int32", "uint32", "float32", "int64", "uint64", "float64", "complex64"]
-
-
-def _same(got: xp.Array, want: np.ndarray) -> None:
-    g = np.asarray(got)
-    assert g.dtype == want.dtype and g.shape == want.shape, (g.dtype, g.shape, want.dtype, want.shape)
-    raw = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in (g, want)]
-    np.testing.assert_array_equal(raw[0], raw[1])
-
-
-def _data(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
-    if dt == "bool":
-        return rng.random(shape) < 0.5
-    if dt.startswith("complex"):
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    if dt.startswith("float"):
-        return rng.standard_normal(shape).astype(dt)
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
 
 
 CASES = dict(seed=st.integers(0, 2**31 - 1), shape=st.lists(st.integers(1, 5), min_size=1, max_size=3),
@@ -51,18 +34,18 @@ def _matches_numpy(seed, shape, n_idx, at, dt, form, host):
     shape = tuple(shape)
     n_idx = min(n_idx, len(shape))
     at = min(at, len(shape) - n_idx)
-    want = _data(rng, shape, dt)
+    want = data(rng, shape, dt)
     idx_shape = tuple(rng.integers(1, 4, size=int(rng.integers(1, 3))))
     idx = [rng.integers(-shape[a], shape[a], size=idx_shape).astype(np.int32) for a in range(at, at + n_idx)]
     key_np = (*(slice(None),) * at, *idx)
     region = want[key_np].shape
-    value: object = {"full": lambda: _data(rng, region, dt), "row": lambda: _data(rng, region[-1:], dt),
-                     "scalar": lambda: _data(rng, (), dt).item()}[form]()
+    value: object = {"full": lambda: data(rng, region, dt), "row": lambda: data(rng, region[-1:], dt),
+                     "scalar": lambda: data(rng, (), dt).item()}[form]()
     x = xp.asarray(want.copy())
     key = (*(slice(None),) * at, *([i.tolist() for i in idx] if host else [xp.asarray(i) for i in idx]))
     x[key] = value if form == "scalar" else xp.asarray(value)
     want[key_np] = value
-    _same(x, want)
+    same(x, want)
 
 
 @settings(max_examples=20, deadline=None)
@@ -88,7 +71,7 @@ def test_repeated_indices_keep_the_last_value(xb):
     x[xp.asarray(idx)] = xp.asarray(vals)
     want = np.zeros(10, np.float32)
     want[idx] = vals
-    _same(x, want)
+    same(x, want)
     for d in range(7):
         assert want[d] == np.flatnonzero(idx == d).max()  # numpy's rule, which the kernel follows
 
@@ -99,10 +82,10 @@ def test_placement_among_slices_and_ints(xb):
     i, j = xp.asarray(np.int32([0, 2])), xp.asarray(np.int32([[4], [1]]))
     x[i, :, j] = -7  # advanced entries apart: their broadcast dims go first
     want[np.int32([0, 2]), :, np.int32([[4], [1]])] = -7
-    _same(x, want)
+    same(x, want)
     x[1, i, 1:3] = xp.asarray(np.int32([[100, 101], [102, 103]]))
     want[1, np.int32([0, 2]), 1:3] = [[100, 101], [102, 103]]
-    _same(x, want)
+    same(x, want)
 
 
 def test_pending_readers_keep_the_old_values(xb):
@@ -113,12 +96,12 @@ def test_pending_readers_keep_the_old_values(xb):
     x[xp.asarray(np.int32([3, 3, 0]))] = xp.asarray(np.float32([1, 2, 3]))
     want = base.copy()
     want[[3, 3, 0]] = [1, 2, 3]
-    _same(x, want)
-    _same(pending, base * 2)
-    _same(view, base[2:6])
+    same(x, want)
+    same(pending, base * 2)
+    same(view, base[2:6])
     x[xp.asarray(np.int32([1]))] = x[xp.asarray(np.int32([7]))]  # the value reads x itself
     want[1] = want[7]
-    _same(x, want)
+    same(x, want)
 
 
 def test_errors_before_any_change(xb):
@@ -130,7 +113,7 @@ def test_errors_before_any_change(xb):
         x[[9]] = 1.0  # a host list out of range: numpy's IndexError
     with pytest.raises(TypeError):
         x[xp.asarray(np.int32([0]))] = "a"
-    _same(x, before)
+    same(x, before)
 
 
 def test_under_a_tape_and_compile(xb):
@@ -154,4 +137,4 @@ def test_under_a_tape_and_compile(xb):
         out = put(x, i, xp.asarray(np.float32([10, 20, 30])))
         want = np.arange(6, dtype=np.float32)
         want[[k, 5 - k, k]] = [10, 20, 30]
-        _same(out, want)
+        same(out, want)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from moved_values import data, same
 
 import vyre
 from vyre import array_api as xp
@@ -21,27 +22,6 @@ DTYPES = ["bool", "int32", "uint32", "float32", "int64", "uint64", "float64"]
 
 def _supported(dt: str) -> bool:
     return dt in xp.__array_namespace_info__().dtypes()
-
-
-def _same(got: xp.Array, want: np.ndarray) -> None:
-    if want.size == 0:  # (downloading an empty 64-bit array is a separate bug of the transfers: not read)
-        assert got.shape == want.shape and got.dtype == want.dtype
-        return
-    g = np.asarray(got)
-    assert g.dtype == want.dtype and g.shape == want.shape, (g.dtype, g.shape, want.dtype, want.shape)
-    raw = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in (g, want)]
-    np.testing.assert_array_equal(raw[0], raw[1])  # bit-exact (NaN payloads, -0.0)
-
-
-def _data(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
-    if dt == "bool":
-        return rng.random(shape) < 0.5
-    if dt.startswith("float"):
-        v = rng.standard_normal(shape).astype(dt)
-        v.flat[::7] = -0.0  # signed zeros travel bit-exact
-        return v
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
 
 
 class Reads:
@@ -94,18 +74,18 @@ def _matches_numpy(seed, shape, k, at, dt, form, host_mask, density, ellipsis):
     shape = tuple(shape)
     k = min(k, len(shape))
     at = min(at, len(shape) - k)
-    want = _data(rng, shape, dt)
+    want = data(rng, shape, dt)
     mask = rng.random(shape[at:at + k]) < density
     count, lead, rest = int(mask.sum()), shape[:at], shape[at + k:]
-    value: object = {"rows": lambda: _data(rng, (*lead, count, *rest), dt),
-                     "one": lambda: _data(rng, (1, *rest), dt), "row": lambda: _data(rng, rest, dt),
-                     "scalar": lambda: _data(rng, (), dt).item()}[form]()
+    value: object = {"rows": lambda: data(rng, (*lead, count, *rest), dt),
+                     "one": lambda: data(rng, (1, *rest), dt), "row": lambda: data(rng, rest, dt),
+                     "scalar": lambda: data(rng, (), dt).item()}[form]()
     m = mask if host_mask else xp.asarray(mask)
     key = (Ellipsis, m) if ellipsis and not rest and at else (*(slice(None),) * at, m)
     x = xp.asarray(want.copy())
     x[key] = value if form == "scalar" else xp.asarray(value)
     want[(*(slice(None),) * at, mask)] = value
-    _same(x, want)
+    same(x, want)
 
 
 def test_mask_after_slices(xb):
@@ -115,10 +95,10 @@ def test_mask_after_slices(xb):
     x = xp.asarray(want.copy())
     x[:, xp.asarray(m)] = xp.asarray(np.arange(18, dtype=np.float32).reshape(3, 3, 2))  # (3, count, 2)
     want[:, m] = np.arange(18, dtype=np.float32).reshape(3, 3, 2)
-    _same(x, want)
+    same(x, want)
     x[..., xp.asarray(np.array([False, True]))] = -1.0
     want[..., np.array([False, True])] = -1.0
-    _same(x, want)
+    same(x, want)
     with pytest.raises(ValueError, match="True entr"):
         x[:, xp.asarray(m)] = xp.asarray(np.ones((3, 2, 2), np.float32))
     with pytest.raises(IndexError, match="does not match"):
@@ -133,10 +113,10 @@ def test_rows_over_leading_axes(xb):
     x = xp.asarray(want.copy())
     x[xp.asarray(m)] = xp.asarray(rows)
     want[m] = rows
-    _same(x, want)
+    same(x, want)
     x[xp.asarray(m[:, 0]), ...] = xp.asarray(np.float32([1, 2, 3, 4, 5]))  # a row broadcast, (mask, ...)
     want[m[:, 0], ...] = np.float32([1, 2, 3, 4, 5])
-    _same(x, want)
+    same(x, want)
 
 
 def test_pending_operands_and_readers(xb):
@@ -147,13 +127,13 @@ def test_pending_operands_and_readers(xb):
     x[m] = xp.asarray(base[5:]) * -1  # a pending value
     want = base * 2
     want[base > 4.5] = -base[5:]
-    _same(x, want)
-    _same(before, base * 2)  # recorded against the old values: keeps them
+    same(x, want)
+    same(before, base * 2)  # recorded against the old values: keeps them
     y = xp.asarray(base)
     y[y > 6.5] = y[y > 6.5] * 10  # the value reads x itself
     w = base.copy()
     w[w > 6.5] *= 10
-    _same(y, w)
+    same(y, w)
 
 
 def test_array_likes_and_casts(xb):
@@ -162,18 +142,18 @@ def test_array_likes_and_casts(xb):
     x[xp.asarray(base % 2 == 0)] = [10, 20, 30]  # a list (int64 on the host): cast to int32
     want = base.copy()
     want[base % 2 == 0] = [10, 20, 30]
-    _same(x, want)
+    same(x, want)
     f = xp.asarray(base.astype(np.float32))
     f[xp.asarray(base > 2)] = np.arange(3)  # a numpy int array into float32 (same-kind, as numpy)
     wf = base.astype(np.float32)
     wf[base > 2] = np.arange(3)
-    _same(f, wf)
-    _same(f, wf)
+    same(f, wf)
+    same(f, wf)
     with pytest.raises(UnsupportedDTypeError):  # a vyre array keeps the promotion rules (as x[k] = v does)
         f[xp.asarray(base > 3)] = xp.asarray([7, 8], dtype=xp.int32)
     f[xp.asarray(base > 3)] = xp.asarray([7, 8], dtype=xp.int32).astype(xp.float32)
     wf[base > 3] = [7, 8]
-    _same(f, wf)
+    same(f, wf)
 
 
 def test_one_download_at_most(xb, monkeypatch):
@@ -193,7 +173,7 @@ def test_one_download_at_most(xb, monkeypatch):
     monkeypatch.undo()
     want = base.copy()
     want[base[:, 0] > 2] = 1.0
-    _same(x, want)
+    same(x, want)
 
 
 def test_errors_before_any_change(xb):
@@ -218,7 +198,7 @@ def test_errors_before_any_change(xb):
         x[m] = [0.5, 1.5, 2.5]
     with pytest.raises(UnsupportedDTypeError):
         x[m] = 1.5
-    _same(x, base)
+    same(x, base)
 
 
 def test_under_a_tape_and_compile(xb):
@@ -247,7 +227,7 @@ def test_under_a_tape_and_compile(xb):
         out = fill(x, m, xp.asarray(np.float32(-1)))
         want = np.arange(6, dtype=np.float32)
         want[np.arange(6) % 2 == k] = -1
-        _same(out, want)
+        same(out, want)
     assert fill.traces == 1
     with pytest.raises(TraceError, match="count"):
         rows(xp.asarray(np.arange(6, dtype=np.float32)), xp.asarray(np.arange(6) % 2 == 0),
