@@ -172,6 +172,16 @@ def test_svd(dev):
                 _close(xp.asarray(s), np.linalg.svd(a, compute_uv=False), 2 * tol)
 
 
+def test_empty(dev):
+    u, s, vh = L.svd(xp.zeros((2, 0, 3), dtype=xp.complex64))
+    assert (u.shape, s.shape, vh.shape) == ((2, 0, 0), (2, 0), (2, 3, 3))
+    assert u.dtype == vh.dtype == xp.complex64 and s.dtype == xp.float32
+    w, v = L.eigh(xp.zeros((0, 0), dtype=xp.complex64))
+    assert w.shape == (0,) and v.dtype == xp.complex64
+    q, r = L.qr(xp.zeros((3, 0), dtype=xp.complex64))
+    assert q.dtype == r.dtype == xp.complex64 and q.shape == (3, 0)
+
+
 def test_errors(dev):
     with pytest.raises(InvalidArgumentError, match="square"):
         L.inv(xp.asarray(_c(3, 4, dt="complex64")))

@@ -227,7 +227,10 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     a, dt, m, n = _check_svd(real(x) if _complex(x) else x, "svd")
     if not isinstance(full_matrices, bool):
         raise ArgumentTypeError(f"svd: full_matrices must be a bool, got {full_matrices!r}", fix="True or False")
-    if _complex(x) and x.size:
+    if _complex(x):
+        if not x.size:  # the real path's identities and zeros, in x's dtype
+            u0, s0, v0 = svd(real(x), full_matrices=full_matrices)
+            return SVDResult(D.astype(u0, x.dtype), s0, D.astype(v0, x.dtype))
         _columns(2 * min(m, n), dt, "svd", False)  # the real block form's columns
         return _svd_complex(x, full_matrices)
     k = min(m, n)
