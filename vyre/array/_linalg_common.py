@@ -40,6 +40,11 @@ def matrices(x: Any, what: str, *, square: bool = False) -> Array:
     return x
 
 
+def is_complex(x: Any) -> bool:
+    """``x`` is a complex vyre array (the decompositions route it to their complex forms)."""
+    return isinstance(x, Array) and x.dtype.kind == "c"
+
+
 def compute_dtype(x: Array) -> KD.DType:
     """The dtype the decomposition runs in: float32, or float64 where vyre arrays have it (integers and
     float16 run in float32; float16 results are cast back by :func:`result`)."""
@@ -82,4 +87,4 @@ def flags(raw: np.ndarray, dt: KD.DType, stride: int, at: int) -> np.ndarray:
     return vals[at::stride]
 
 
-__all__ = ["matrices", "compute_dtype", "result", "ir", "work", "scratch", "batch_count", "flags"]
+__all__ = ["is_complex", "matrices", "compute_dtype", "result", "ir", "work", "scratch", "batch_count", "flags"]

@@ -38,6 +38,7 @@ from ._kernels import dtypes as KD
 from ._kernels.linalg_eigh_complex import select_steps
 from ._kernels.linalg_jacobi import eigh_steps, max_columns, sort_steps, svd_steps
 from ._linalg_common import batch_count, compute_dtype, ir, matrices, result, scratch, work
+from ._linalg_common import is_complex as _complex
 from ._linalg_qr import factor, qr
 from ._manipulation import concat
 from ._searching import where
@@ -62,10 +63,6 @@ def _columns(n: int, dt: Any, what: str, two_sided: bool) -> None:
     if n > top:
         raise InvalidArgumentError(f"{what}: {n} columns is over the {top} the device Jacobi kernels take in {dt}",
                                    fix=f"pass matrices of at most {top} columns (or reduce them first, e.g. by qr)")
-
-
-def _complex(x: Any) -> bool:
-    return isinstance(x, Array) and x.dtype.kind == "c"
 
 
 def _eigh(x: Array, what: str, vectors: bool) -> tuple[Array, Array | None]:
@@ -124,8 +121,9 @@ def eigvalsh(x: Array, /) -> Array:
     return result(_eigh(x, "eigvalsh", False)[0], x)
 
 
-def _svd_tall(a: Array, dt: Any, vectors: bool, qc: int) -> tuple[Array | None, Array, Array | None]:
-    """(U (..., m, qc), s (..., n), V (..., n, n)) of a tall stack (m >= n); U and V only with ``vectors``."""
+def _jacobi(a: Array, dt: Any, vectors: bool, columns: bool) -> tuple[Array | None, Array, Array | None]:
+    """The one-sided Jacobi of a tall stack (m >= n), sorted by singular value (descending): the rotated
+    columns A V (``columns``), s (..., n) and V (..., n, n) (``vectors``)."""
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
     nb, ty = batch_count(a.shape), ir(dt)
@@ -136,13 +134,23 @@ def _svd_tall(a: Array, dt: Any, vectors: bool, qc: int) -> tuple[Array | None, 
     s, hs = scratch((*batch, n), dt, a.device)
     mats: list[tuple[int, Any, Any]] = []
     ws = vs = None
-    if vectors:
+    if columns:
         ws, hws = scratch(a.shape, dt, a.device)
+        mats.append((m, hw, hws))
+    if vectors:
         vs, hvs = scratch((*batch, n, n), dt, a.device)
-        mats = [(m, hw, hws), (n, hv, hvs)]
+        mats.append((n, hv, hvs))
     sort_steps(p, ty, nb, m, n, True, hw, hk, hs, mats)
     p.done.extend(x for x in (v, kt) if x is not None)
     p.run()
+    return ws, s, vs
+
+
+def _svd_tall(a: Array, dt: Any, vectors: bool, qc: int) -> tuple[Array | None, Array, Array | None]:
+    """(U (..., m, qc), s (..., n), V (..., n, n)) of a tall stack (m >= n); U and V only with ``vectors``."""
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    ws, s, vs = _jacobi(a, dt, vectors, vectors)
     if ws is None:
         return None, s, None
     wr, q, p2 = factor(ws, dt, qc)
@@ -189,16 +197,8 @@ def _svd_complex(x: Array, full: bool) -> SVDResult:
     batch = a.shape[:-2]
     e = LC.embed(a)
     rt = e.dtype
-    nb, ty = batch_count(a.shape), ir(rt)
-    w, p, hw = work(e, rt)
-    v, hv = scratch((*batch, 2 * nn, 2 * nn), rt, a.device)
-    svd_steps(p, ty, nb, 2 * mm, 2 * nn, hw, hv)
-    kt, hk = scratch((*batch, 2 * nn), rt, a.device)
-    s2, hs = scratch((*batch, 2 * nn), rt, a.device)
-    vs, hvs = scratch((*batch, 2 * nn, 2 * nn), rt, a.device)
-    sort_steps(p, ty, nb, 2 * mm, 2 * nn, True, hw, hk, hs, [(2 * nn, hv, hvs)])
-    p.done.extend((w, v, kt))
-    p.run()
+    _, s2, vs = _jacobi(e, rt, True, False)
+    assert vs is not None
     vc, sel = _keep_basis(vs, nn, "svd")
     s = take_along_axis(s2, sel)
     qc = mm if full else nn

@@ -23,6 +23,7 @@ from ._elementwise import abs as _abs
 from ._elementwise import broadcast_together, log, sign
 from ._kernels.linalg_lu import cholesky_steps, eliminate_steps
 from ._linalg_common import batch_count, compute_dtype, flags, ir, matrices, result, scratch, work
+from ._linalg_common import is_complex as _complex
 from ._manipulation import concat
 from ._searching import where
 from ._statistical import prod
@@ -96,10 +97,6 @@ def solve(x1: Array, x2: Array, /) -> Array:
     if vector:
         res = reshape(res, (*batch, m))
     return result(res, a)
-
-
-def _complex(x: object) -> bool:
-    return isinstance(x, Array) and x.dtype.kind == "c"
 
 
 def _complex_solve(x1: Array, x2: Array) -> Array:
